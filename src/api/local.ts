@@ -1,0 +1,43 @@
+/**
+ * The in-process face of the route table: what the local transport and `amsg init`
+ * use to reach the service over a SQLite file without HTTP.
+ */
+import { existsSync } from 'node:fs';
+import { openDb, type Db } from '../store/db.js';
+import { clockFromEnv, type Clock } from '../service/clock.js';
+import { initialize, isInitialized, localActor, type InitResult } from '../service/accounts.js';
+import type { Actor } from '../service/context.js';
+import { ApiError } from './errors.js';
+import { Router } from './router.js';
+
+export interface LocalService {
+  db: Db;
+  router: Router;
+  actor: Actor;
+}
+
+/** Opens an initialized database as its account's owner. A missing or empty file is a 404 that says to run init. */
+export function openLocal(file: string, accountId: number, clock: Clock = clockFromEnv()): LocalService {
+  if (file !== ':memory:' && !existsSync(file))
+    throw new ApiError(404, `no amsg database at ${file}: create one with \`amsg init\` (or pass --db FILE)`);
+  const db = openDb(file);
+  if (!isInitialized(db)) {
+    db.close();
+    throw new ApiError(404, `the database ${file} is not set up: run \`amsg init\``);
+  }
+  return { db, router: new Router(db, clock), actor: localActor(db, accountId) };
+}
+
+/** Creates (or finds already set up) a database file. */
+export function initializeLocal(
+  file: string,
+  opts: { accountName?: string; ownerEmail?: string } = {},
+  clock: Clock = clockFromEnv(),
+): InitResult {
+  const db = openDb(file);
+  try {
+    return initialize(db, clock, opts);
+  } finally {
+    db.close();
+  }
+}

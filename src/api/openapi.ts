@@ -1,0 +1,55 @@
+import type { Route } from './route.js';
+
+/** OpenAPI 3.1 document generated from the route table; extensions carry `x-amsg-extension: true`. */
+export function openapiDocument(routes: Route[], version: string) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of routes) {
+    const placeholders = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+    const paramProps = (r.params?.json().properties ?? {}) as Record<string, unknown>;
+    const queryJson = r.query?.json() as { properties?: Record<string, unknown>; required?: string[] } | undefined;
+    const parameters = [
+      ...placeholders.map((name) => ({
+        name,
+        in: 'path',
+        required: true,
+        schema: name === 'account_id' ? { type: 'integer', minimum: 1 } : (paramProps[name] ?? { type: 'string' }),
+      })),
+      ...Object.entries(queryJson?.properties ?? {}).map(([name, schema]) => ({
+        name,
+        in: 'query',
+        required: queryJson?.required?.includes(name) ?? false,
+        schema,
+      })),
+    ];
+    (paths[r.path] ??= {})[r.method.toLowerCase()] = {
+      operationId: r.op,
+      summary: r.summary,
+      ...(r.extension ? { 'x-amsg-extension': true } : {}),
+      parameters,
+      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: r.body.json() } } } } : {}),
+      responses: {
+        200: { description: r.returns },
+        default: {
+          description: 'error',
+          content: {
+            'application/json': {
+              schema: { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] },
+            },
+          },
+        },
+      },
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Audience messaging service (amsg)',
+      version,
+      description:
+        'Generated from the amsg route table. Operations marked x-amsg-extension are not in the service interface spec.',
+    },
+    components: { securitySchemes: { basic: { type: 'http', scheme: 'basic' } } },
+    security: [{ basic: [] }],
+    paths,
+  };
+}

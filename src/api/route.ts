@@ -1,0 +1,57 @@
+import type { Ctx } from '../service/context.js';
+import type { Schema, Infer } from './schema.js';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** A non-JSON answer (CSV, zip): the content type and the bytes or a stream of them. */
+export interface RawBody {
+  contentType: string;
+  filename?: string;
+  data: Buffer | string | AsyncIterable<Buffer | string>;
+}
+
+export interface RouteInput<P, Q, B> {
+  ctx: Ctx;
+  params: P;
+  query: Q;
+  body: B;
+}
+
+/**
+ * One operation of the service interface: the single declaration that the HTTP
+ * server, the local transport and /openapi.json all read.
+ */
+export interface Route<P = any, Q = any, B = any> {
+  /** Operation id, `resource.verb`, used by openapi.json and error messages. */
+  op: string;
+  method: Method;
+  /** Spec notation, with `{name}` placeholders; the first segment is always `{account_id}`. */
+  path: string;
+  summary: string;
+  /** True for operations the spec does not list (groups, keys, users …). */
+  extension?: boolean;
+  params?: Schema<P>;
+  query?: Schema<Q>;
+  body?: Schema<B>;
+  /** What the answer is, for openapi.json (e.g. 'member', 'true', 'integer'). */
+  returns: string;
+  handler(input: RouteInput<P, Q, B>): unknown | Promise<unknown>;
+}
+
+/** Declares a route with its input types inferred from its schemas. */
+export function route<PS extends Schema<any> | undefined, QS extends Schema<any> | undefined, BS extends Schema<any> | undefined>(
+  r: Omit<Route, 'params' | 'query' | 'body' | 'handler'> & {
+    params?: PS;
+    query?: QS;
+    body?: BS;
+    handler(
+      input: RouteInput<
+        PS extends Schema<any> ? Infer<PS> : Record<string, never>,
+        QS extends Schema<any> ? Infer<QS> : Record<string, never>,
+        BS extends Schema<any> ? Infer<BS> : Record<string, never>
+      >,
+    ): unknown | Promise<unknown>;
+  },
+): Route {
+  return r as Route;
+}

@@ -1,0 +1,130 @@
+import FindMyWay from 'find-my-way';
+import type { Db } from '../store/db.js';
+import type { Clock } from '../service/clock.js';
+import type { Actor, Ctx } from '../service/context.js';
+import { accountAccessible } from '../service/accounts.js';
+import { ApiError } from './errors.js';
+import { idText, invalid, object } from './schema.js';
+import type { Method, RawBody, Route } from './route.js';
+import { ROUTES } from './routes/index.js';
+
+export interface ApiRequest {
+  method: string;
+  /** The path without the query string, still percent-encoded. */
+  path: string;
+  query: Record<string, string>;
+  /** The request body text; JSON whatever the Content-Type said. Empty means `{}`. */
+  body?: string;
+  actor: Actor;
+}
+
+export interface ApiResponse {
+  status: number;
+  body?: unknown;
+  raw?: RawBody;
+}
+
+const NO_INPUT = object({});
+const ACCOUNT_ID = idText();
+
+interface Match {
+  route: Route;
+  /** Placeholder names in path order; find-my-way sees them as p0, p1, … */
+  names: string[];
+}
+
+/**
+ * The route table bound to one database: turns a request into a service call and
+ * its answer into a status and JSON body. Used by `amsg serve` and by the local
+ * transport, so both answer the same for the same request.
+ */
+export class Router {
+  private readonly fmw = FindMyWay({ ignoreTrailingSlash: true, caseSensitive: true });
+
+  constructor(
+    readonly db: Db,
+    readonly clock: Clock,
+    readonly routes: Route[] = ROUTES,
+  ) {
+    for (const route of routes) {
+      const names: string[] = [];
+      // Placeholders become positional names: two routes may call the same position
+      // {member_id} and {group_id} (e.g. /members/{member_id}/groups and
+      // /members/{group_id}/copy), and find-my-way requires one name per position.
+      const pattern = route.path.replace(/\{(\w+)\}/g, (_, name: string) => `:p${names.push(name) - 1}`);
+      const match: Match = { route, names };
+      this.fmw.on(route.method, pattern, () => undefined, match);
+    }
+  }
+
+  async handle(req: ApiRequest): Promise<ApiResponse> {
+    try {
+      return await this.dispatch(req);
+    } catch (err) {
+      return errorResponse(err);
+    }
+  }
+
+  private async dispatch(req: ApiRequest): Promise<ApiResponse> {
+    const found = this.fmw.find(req.method as Method, req.path);
+    if (!found) {
+      const other = this.allowedMethods(req.path);
+      if (other.length)
+        throw new ApiError(405, `${req.method} is not allowed on ${req.path} (allowed: ${other.join(', ')})`);
+      throw new ApiError(404, `no such operation: ${req.method} ${req.path}`);
+    }
+    const { route, names } = found.store as Match;
+    const rawParams: Record<string, string> = {};
+    names.forEach((name, i) => (rawParams[name] = (found.params as Record<string, string>)[`p${i}`]));
+
+    const ctx = this.context(req.actor, rawParams.account_id);
+    const { account_id: _account, ...params } = rawParams;
+    const input = {
+      ctx,
+      params: route.params ? route.params.parse(params, '') : params,
+      query: (route.query ?? NO_INPUT).parse(req.query, ''),
+      body: route.body ? route.body.parse(parseBody(req.body), '') : {},
+    };
+    const result = await route.handler(input);
+    if (isRaw(result)) return { status: 200, raw: result };
+    // A bare null or an empty body is never an answer (see the spec's conventions).
+    return { status: 200, body: result === undefined || result === null ? true : result };
+  }
+
+  private context(actor: Actor, accountText: string | undefined): Ctx {
+    if (accountText === undefined) return { db: this.db, clock: this.clock, actor, accountId: actor.account_id };
+    const accountId = ACCOUNT_ID.parse(accountText, 'account_id');
+    // Another account's id answers as if it did not exist: a key never learns what
+    // accounts there are beyond its own reach.
+    if (!accountAccessible(this.db, actor, accountId)) throw new ApiError(404, `account ${accountId} not found`);
+    return { db: this.db, clock: this.clock, actor, accountId };
+  }
+
+  private allowedMethods(path: string): string[] {
+    const methods: Method[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+    return methods.filter((m) => this.fmw.find(m, path));
+  }
+}
+
+function parseBody(text: string | undefined): unknown {
+  if (text === undefined || text.trim() === '') return {};
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw invalid('', `request body is not valid JSON (${(err as Error).message})`);
+  }
+}
+
+function isRaw(v: unknown): v is RawBody {
+  return !!v && typeof v === 'object' && 'contentType' in v && 'data' in v;
+}
+
+export function errorResponse(err: unknown): ApiResponse {
+  if (err instanceof ApiError) return { status: err.status, body: err.body };
+  const code = (err as { code?: string }).code;
+  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED')
+    return { status: 503, body: { error: 'the database is busy with another writer; retry' } };
+  // Anything else is a bug in amsg: say so without leaking a stack trace to the caller.
+  process.emitWarning(err instanceof Error ? (err.stack ?? err.message) : String(err), 'AmsgInternalError');
+  return { status: 500, body: { error: `internal error: ${(err as Error)?.message ?? String(err)}` } };
+}

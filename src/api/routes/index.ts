@@ -1,0 +1,8 @@
+import type { Route } from '../route.js';
+import { accountRoutes } from './accounts.js';
+import { fieldRoutes } from './fields.js';
+import { groupRoutes } from './groups.js';
+import { memberRoutes } from './members.js';
+
+/** Every operation of the service, spec and extensions: the one route table. */
+export const ROUTES: Route[] = [...memberRoutes, ...groupRoutes, ...fieldRoutes, ...accountRoutes];

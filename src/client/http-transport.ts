@@ -1,0 +1,117 @@
+import { Pool, errors as undiciErrors } from 'undici';
+import { ApiError } from '../api/errors.js';
+import { ConnectionError, queryString, type ApiCall, type Transport } from './transport.js';
+
+export interface HttpOptions {
+  baseUrl: string;
+  /** `public:private` */
+  apiKey?: string;
+  /** Attempts for a retryable call, the first included. */
+  attempts?: number;
+  /** First backoff in ms; doubles each retry, with jitter. */
+  backoffMs?: number;
+  timeoutMs?: number;
+}
+
+/** Statuses worth another try for an idempotent call (403 only with the rate-limit body). */
+const RETRY_STATUSES = new Set([429, 502, 503, 504]);
+const IDEMPOTENT = new Set(['GET', 'PUT', 'DELETE']);
+/** Errors after which the request may have reached the server. */
+const CONNECT_ONLY = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The service over HTTP: an undici Pool with keep-alive, timeouts and retries with backoff. */
+export class HttpTransport implements Transport {
+  private readonly pool: Pool;
+  private readonly basePath: string;
+  private readonly auth?: string;
+
+  constructor(private readonly opts: HttpOptions) {
+    const url = new URL(opts.baseUrl);
+    this.basePath = url.pathname.replace(/\/+$/, '');
+    const timeout = opts.timeoutMs ?? 30_000;
+    this.pool = new Pool(url.origin, {
+      connections: 8,
+      keepAliveTimeout: 10_000,
+      connectTimeout: Math.min(timeout, 10_000),
+      headersTimeout: timeout,
+      bodyTimeout: timeout,
+    });
+    if (opts.apiKey) this.auth = `Basic ${Buffer.from(opts.apiKey).toString('base64')}`;
+  }
+
+  get target() {
+    return this.opts.baseUrl;
+  }
+
+  async request(call: ApiCall): Promise<unknown> {
+    const attempts = this.opts.attempts ?? 4;
+    const idempotent = IDEMPOTENT.has(call.method);
+    for (let attempt = 1; ; attempt++) {
+      let status: number;
+      let text: string;
+      let retryAfter: number | undefined;
+      try {
+        ({ status, text, retryAfter } = await this.once(call));
+      } catch (err) {
+        const code = (err as { code?: string }).code ?? '';
+        const retryable = idempotent || CONNECT_ONLY.has(code);
+        if (retryable && attempt < attempts) {
+          await sleep(this.backoff(attempt));
+          continue;
+        }
+        throw new ConnectionError(`cannot reach ${this.opts.baseUrl}: ${describe(err)}`, err);
+      }
+      const body = parse(text);
+      if (status < 400) return body;
+      const rateLimited = status === 403 && (body as { error?: string })?.error === 'Rate Limit Exceeded';
+      if (idempotent && (RETRY_STATUSES.has(status) || rateLimited) && attempt < attempts) {
+        await sleep(retryAfter !== undefined ? Math.min(retryAfter * 1000, 30_000) : this.backoff(attempt));
+        continue;
+      }
+      throw ApiError.fromResponse(status, body);
+    }
+  }
+
+  private backoff(attempt: number) {
+    const base = (this.opts.backoffMs ?? 200) * 2 ** (attempt - 1);
+    return base / 2 + Math.random() * base;
+  }
+
+  private async once(call: ApiCall) {
+    const qs = new URLSearchParams(queryString(call.query)).toString();
+    const res = await this.pool.request({
+      method: call.method,
+      path: `${this.basePath}${call.path}${qs ? `?${qs}` : ''}`,
+      headers: {
+        accept: 'application/json',
+        ...(this.auth ? { authorization: this.auth } : {}),
+        ...(call.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      body: call.body === undefined ? undefined : JSON.stringify(call.body),
+    });
+    const text = await res.body.text();
+    const ra = Number(res.headers['retry-after']);
+    return { status: res.statusCode, text, retryAfter: Number.isFinite(ra) && ra >= 0 ? ra : undefined };
+  }
+
+  async close() {
+    await this.pool.close();
+  }
+}
+
+function parse(text: string): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function describe(err: unknown): string {
+  if (err instanceof undiciErrors.UndiciError) return `${err.message} (${(err as { code?: string }).code})`;
+  const e = err as { code?: string; message?: string };
+  return e.code ? `${e.code}${e.message && !e.message.includes(e.code) ? ` ${e.message}` : ''}` : String(e.message ?? err);
+}

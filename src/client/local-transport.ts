@@ -1,0 +1,47 @@
+import type { LocalService } from '../api/local.js';
+import { ApiError } from '../api/errors.js';
+import { queryString, type ApiCall, type Transport } from './transport.js';
+
+/**
+ * The route table in-process over the SQLite file. Requests and answers go through
+ * JSON text exactly as they would over HTTP, so both transports answer alike.
+ */
+export class LocalTransport implements Transport {
+  private service?: LocalService;
+
+  constructor(
+    readonly file: string,
+    private readonly accountId: number,
+  ) {}
+
+  get target() {
+    return this.file;
+  }
+
+  private async open(): Promise<LocalService> {
+    if (!this.service) {
+      const { openLocal } = await import('../api/local.js');
+      this.service = openLocal(this.file, this.accountId);
+    }
+    return this.service;
+  }
+
+  async request(call: ApiCall): Promise<unknown> {
+    const { router, actor } = await this.open();
+    const res = await router.handle({
+      method: call.method,
+      path: call.path,
+      query: queryString(call.query),
+      body: call.body === undefined ? undefined : JSON.stringify(call.body),
+      actor,
+    });
+    const body = res.body === undefined ? undefined : JSON.parse(JSON.stringify(res.body));
+    if (res.status >= 400) throw ApiError.fromResponse(res.status, body);
+    return body;
+  }
+
+  async close() {
+    this.service?.db.close();
+    this.service = undefined;
+  }
+}

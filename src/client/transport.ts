@@ -1,0 +1,33 @@
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export type QueryValue = string | number | boolean | undefined;
+
+export interface ApiCall {
+  method: Method;
+  /** Absolute service path, percent-encoded (e.g. `/1/members/email/a%2Bb%40x.org`). */
+  path: string;
+  query?: Record<string, QueryValue>;
+  body?: unknown;
+}
+
+/** How the Api reaches the service: in-process over SQLite, or HTTP. Both answer parsed JSON or throw ApiError. */
+export interface Transport {
+  request(call: ApiCall): Promise<unknown>;
+  /** Where calls go, for the "acting on …" line (a file path or a URL). */
+  readonly target: string;
+  close(): Promise<void>;
+}
+
+/** The service could not be reached at all (exit code 3), as opposed to refusing (ApiError). */
+export class ConnectionError extends Error {
+  constructor(message: string, cause?: unknown) {
+    super(message, { cause });
+    this.name = 'ConnectionError';
+  }
+}
+
+export function queryString(query: Record<string, QueryValue> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) out[k] = String(v);
+  return out;
+}

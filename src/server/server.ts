@@ -1,0 +1,162 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Db } from '../store/db.js';
+import type { Clock } from '../service/clock.js';
+import { authenticate } from '../service/accounts.js';
+import { Router, type ApiResponse } from '../api/router.js';
+import { openapiDocument } from '../api/openapi.js';
+
+export const BODY_LIMIT = 10 * 1024 * 1024;
+
+export interface ServeOptions {
+  db: Db;
+  clock: Clock;
+  host?: string;
+  port?: number;
+  /** Requests per API key per minute; 0 or undefined means no limit. */
+  rateLimit?: number;
+  version: string;
+}
+
+export interface RunningServer {
+  url: string;
+  server: http.Server;
+  close(): Promise<void>;
+}
+
+class RateLimiter {
+  private windowStart = 0;
+  private counts = new Map<string, number>();
+  constructor(private readonly perMinute: number) {}
+
+  /** Seconds until the key may call again, or 0 when this call is allowed. */
+  hit(key: string, now: number): number {
+    if (now - this.windowStart >= 60_000) {
+      this.windowStart = now;
+      this.counts.clear();
+    }
+    const n = (this.counts.get(key) ?? 0) + 1;
+    this.counts.set(key, n);
+    return n > this.perMinute ? Math.ceil((this.windowStart + 60_000 - now) / 1000) : 0;
+  }
+}
+
+/** Answers a request's body text, or undefined once it has answered 413. */
+async function readBody(req: http.IncomingMessage, res: http.ServerResponse): Promise<string | undefined> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > BODY_LIMIT) {
+    send(res, { status: 413, body: { error: `request body exceeds the 10 MB limit (${declared} bytes)` } });
+    req.resume();
+    return undefined;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > BODY_LIMIT) {
+      send(res, { status: 413, body: { error: 'request body exceeds the 10 MB limit' } }, { connection: 'close' });
+      req.destroy();
+      return undefined;
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function send(res: http.ServerResponse, r: ApiResponse, headers: http.OutgoingHttpHeaders = {}) {
+  if (r.raw) return; // streamed by the caller
+  const text = JSON.stringify(r.body);
+  res.writeHead(r.status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+function credentials(header: string | undefined): [string, string] | undefined {
+  const m = header && /^Basic\s+(\S+)$/i.exec(header);
+  if (!m) return undefined;
+  const decoded = Buffer.from(m[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon > 0 ? [decoded.slice(0, colon), decoded.slice(colon + 1)] : undefined;
+}
+
+/** The service on HTTP: Basic auth with key pairs, JSON bodies whatever the Content-Type, JSON errors. */
+export async function startServer(opts: ServeOptions): Promise<RunningServer> {
+  const router = new Router(opts.db, opts.clock);
+  const limiter = opts.rateLimit ? new RateLimiter(opts.rateLimit) : undefined;
+  const openapi = JSON.stringify(openapiDocument(router.routes, opts.version));
+
+  const server = http.createServer(async (req, res) => {
+    try {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      if (req.method === 'GET' && url.pathname === '/openapi.json') {
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+        return void res.end(openapi);
+      }
+      const creds = credentials(req.headers.authorization);
+      const actor = creds && authenticate(opts.db, creds[0], creds[1]);
+      if (!actor) {
+        req.resume();
+        return send(
+          res,
+          {
+            status: 401,
+            body: {
+              error: creds
+                ? 'invalid API key pair'
+                : 'authentication required: HTTP Basic with your public key as user name and private key as password',
+            },
+          },
+          { 'www-authenticate': 'Basic realm="amsg"' },
+        );
+      }
+      const wait = limiter?.hit(creds![0], Date.now());
+      if (wait) {
+        req.resume();
+        return send(res, { status: 403, body: { error: 'Rate Limit Exceeded' } }, { 'retry-after': String(wait) });
+      }
+      const body = await readBody(req, res);
+      if (body === undefined) return;
+      const query: Record<string, string> = {};
+      for (const [k, v] of url.searchParams) query[k] = v;
+      // The raw path (still percent-encoded) goes to the router, which decodes each
+      // segment once: an e-mail with %40 or a raw @, and a + stays a plus.
+      const rawPath = (req.url ?? '/').split('?')[0];
+      const result = await router.handle({ method: req.method ?? 'GET', path: rawPath, query, body, actor });
+      if (result.raw) {
+        res.writeHead(200, {
+          'content-type': result.raw.contentType,
+          ...(result.raw.filename ? { 'content-disposition': `attachment; filename="${result.raw.filename}"` } : {}),
+        });
+        const data = result.raw.data;
+        await pipeline(typeof data === 'string' || Buffer.isBuffer(data) ? Readable.from([data]) : Readable.from(data), res);
+        return;
+      }
+      send(res, result);
+    } catch (err) {
+      if (!res.headersSent) send(res, { status: 500, body: { error: `internal error: ${(err as Error).message}` } });
+      else res.destroy();
+    }
+  });
+  server.keepAliveTimeout = 5_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  return {
+    url: `http://${host}:${addr.port}`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}

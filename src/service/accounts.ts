@@ -1,0 +1,240 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { inTransaction, type Db } from '../store/db.js';
+import { stmt } from '../store/statements.js';
+import { badRequest, notFound, forbidden } from '../api/errors.js';
+import { stamp, type Clock } from './clock.js';
+import type { Actor, Ctx, Role } from './context.js';
+
+// ---------------------------------------------------------------- accounts
+
+/** The actor's own account, or a sub-account of it (HQ parents manage their sub-accounts). */
+export function accountAccessible(db: Db, actor: Actor, accountId: number): boolean {
+  if (accountId === actor.account_id) return true;
+  const row = stmt(db, 'SELECT parent_account_id FROM accounts WHERE account_id = ?').get(accountId) as
+    | { parent_account_id: number | null }
+    | undefined;
+  return !!row && row.parent_account_id === actor.account_id;
+}
+
+export interface InitResult {
+  created: boolean;
+  account_id: number;
+  user_id: number;
+  public_key?: string;
+  private_key?: string;
+}
+
+/**
+ * Sets up a fresh database: account 1, its owner, and one key pair. On a database
+ * that already has an account it creates nothing (so scripts can run it every time).
+ */
+export function initialize(
+  db: Db,
+  clock: Clock,
+  opts: { accountName?: string; ownerEmail?: string } = {},
+): InitResult {
+  return inTransaction(db, () => {
+    const existing = db.prepare('SELECT account_id FROM accounts ORDER BY account_id LIMIT 1').get() as
+      | { account_id: number }
+      | undefined;
+    if (existing) {
+      const owner = ownerOf(db, existing.account_id);
+      return { created: false, account_id: existing.account_id, user_id: owner?.user_id ?? 0 };
+    }
+    const now = stamp(clock.now());
+    const accountId = Number(
+      db
+        .prepare('INSERT INTO accounts (account_id, account_name, created_at) VALUES (1, ?, ?)')
+        .run(opts.accountName ?? 'My account', now).lastInsertRowid,
+    );
+    const userId = Number(
+      db
+        .prepare(
+          `INSERT INTO users (account_id, email, role, billing_access, manage_users, created_at)
+           VALUES (?, ?, 'owner', 1, 1, ?)`,
+        )
+        .run(accountId, (opts.ownerEmail ?? 'owner@localhost').toLowerCase(), now).lastInsertRowid,
+    );
+    const key = insertKey(db, userId, 'created by amsg init', now);
+    return { created: true, account_id: accountId, user_id: userId, ...key };
+  });
+}
+
+export function isInitialized(db: Db): boolean {
+  return !!db.prepare('SELECT 1 FROM accounts LIMIT 1').get();
+}
+
+// ---------------------------------------------------------------- users
+
+interface UserRow {
+  user_id: number;
+  account_id: number;
+  email: string;
+  role: Role;
+  billing_access: number;
+  manage_users: number;
+  created_at: string;
+}
+
+const toActor = (u: UserRow): Actor => ({
+  user_id: u.user_id,
+  account_id: u.account_id,
+  email: u.email,
+  role: u.role,
+  billing_access: u.billing_access === 1,
+  manage_users: u.manage_users === 1,
+});
+
+function ownerOf(db: Db, accountId: number): UserRow | undefined {
+  return stmt(db, `SELECT * FROM users WHERE account_id = ? AND role = 'owner' ORDER BY user_id LIMIT 1`).get(
+    accountId,
+  ) as UserRow | undefined;
+}
+
+/** Local mode acts as the account's owner: whoever holds the file holds every right. */
+export function localActor(db: Db, accountId: number): Actor {
+  const owner = ownerOf(db, accountId);
+  if (!owner) throw notFound(`account ${accountId} not found in this database`);
+  return toActor(owner);
+}
+
+export interface UserRecord {
+  user_id: number;
+  account_id: number;
+  email: string;
+  role: Role;
+  billing_access: boolean;
+  manage_users: boolean;
+  created_at: string;
+}
+
+const toUser = (u: UserRow): UserRecord => ({ ...toActor(u), created_at: u.created_at });
+
+export function listUsers(ctx: Ctx): UserRecord[] {
+  return (stmt(ctx.db, 'SELECT * FROM users WHERE account_id = ? ORDER BY user_id').all(ctx.accountId) as UserRow[]).map(
+    toUser,
+  );
+}
+
+const ROLE_RANK: Record<Role, number> = { owner: 3, manager: 2, user: 1 };
+
+/** Owners, and managers with manage_users, may add users of a lower role than their own. */
+export function mayManageUsers(actor: Actor): boolean {
+  return actor.role === 'owner' || (actor.role === 'manager' && actor.manage_users);
+}
+
+export function createUser(
+  ctx: Ctx,
+  input: { email: string; role: Role; billing_access?: boolean; manage_users?: boolean },
+): UserRecord {
+  if (!mayManageUsers(ctx.actor)) throw forbidden('only owners and managers with manage_users may add users');
+  if (ROLE_RANK[input.role] >= ROLE_RANK[ctx.actor.role] && ctx.actor.role !== 'owner')
+    throw forbidden(`a ${ctx.actor.role} cannot create a user with role ${input.role}`);
+  const taken = stmt(ctx.db, 'SELECT user_id FROM users WHERE account_id = ? AND email = ?').get(
+    ctx.accountId,
+    input.email,
+  );
+  if (taken) throw badRequest(`email: a user with e-mail ${input.email} already exists`, { field: 'email' });
+  const id = stmt(
+    ctx.db,
+    `INSERT INTO users (account_id, email, role, billing_access, manage_users, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+  ).run(
+    ctx.accountId,
+    input.email,
+    input.role,
+    input.billing_access ? 1 : 0,
+    input.manage_users ? 1 : 0,
+    stamp(ctx.clock.now()),
+  ).lastInsertRowid;
+  return getUser(ctx, Number(id));
+}
+
+export function getUser(ctx: Ctx, userId: number): UserRecord {
+  const row = stmt(ctx.db, 'SELECT * FROM users WHERE account_id = ? AND user_id = ?').get(ctx.accountId, userId) as
+    | UserRow
+    | undefined;
+  if (!row) throw notFound(`user ${userId} not found`);
+  return toUser(row);
+}
+
+// ---------------------------------------------------------------- API keys
+
+const hashKey = (salt: string, privateKey: string) =>
+  createHash('sha256').update(salt).update(privateKey).digest('hex');
+
+function insertKey(db: Db, userId: number, label: string | null, now: string) {
+  const public_key = randomBytes(10).toString('hex');
+  const private_key = randomBytes(24).toString('base64url');
+  const salt = randomBytes(16).toString('hex');
+  const keyId = stmt(
+    db,
+    `INSERT INTO api_keys (user_id, public_key, private_key_hash, salt, label, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+  ).run(userId, public_key, hashKey(salt, private_key), salt, label, now).lastInsertRowid;
+  return { key_id: Number(keyId), public_key, private_key };
+}
+
+export interface KeyRecord {
+  key_id: number;
+  user_id: number;
+  user_email: string;
+  public_key: string;
+  label: string | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+const KEY_SELECT = `SELECT k.key_id, k.user_id, u.email AS user_email, k.public_key, k.label, k.created_at,
+                           k.revoked_at
+                      FROM api_keys k JOIN users u ON u.user_id = k.user_id`;
+
+export function listKeys(ctx: Ctx, includeRevoked: boolean): KeyRecord[] {
+  return stmt(
+    ctx.db,
+    `${KEY_SELECT} WHERE u.account_id = ? ${includeRevoked ? '' : 'AND k.revoked_at IS NULL'} ORDER BY k.key_id`,
+  ).all(ctx.accountId) as KeyRecord[];
+}
+
+function keyOf(ctx: Ctx, keyId: number): KeyRecord {
+  const key = stmt(ctx.db, `${KEY_SELECT} WHERE u.account_id = ? AND k.key_id = ?`).get(ctx.accountId, keyId) as
+    | KeyRecord
+    | undefined;
+  if (!key) throw notFound(`key ${keyId} not found`);
+  return key;
+}
+
+/** Creates a key pair for a user (the caller by default). The private key is shown only here. */
+export function createKey(ctx: Ctx, input: { user_id?: number; label?: string }) {
+  const userId = input.user_id ?? ctx.actor.user_id;
+  const user = getUser(ctx, userId);
+  if (userId !== ctx.actor.user_id && !mayManageUsers(ctx.actor))
+    throw forbidden('only owners and managers with manage_users may create keys for other users');
+  if (ROLE_RANK[user.role] > ROLE_RANK[ctx.actor.role])
+    throw forbidden(`a ${ctx.actor.role} cannot create keys for a ${user.role}`);
+  const created = insertKey(ctx.db, userId, input.label ?? null, stamp(ctx.clock.now()));
+  return { ...keyOf(ctx, created.key_id), private_key: created.private_key };
+}
+
+export function revokeKey(ctx: Ctx, keyId: number): true {
+  const key = keyOf(ctx, keyId);
+  if (key.user_id !== ctx.actor.user_id && !mayManageUsers(ctx.actor))
+    throw forbidden('only owners and managers with manage_users may revoke other users’ keys');
+  if (!key.revoked_at)
+    stmt(ctx.db, 'UPDATE api_keys SET revoked_at = ? WHERE key_id = ?').run(stamp(ctx.clock.now()), keyId);
+  return true;
+}
+
+/**
+ * Resolves `public:private` credentials to the key's user, or undefined. The hash
+ * comparison is constant-time; an unknown public key costs the same hash.
+ */
+export function authenticate(db: Db, publicKey: string, privateKey: string): Actor | undefined {
+  const row = stmt(
+    db,
+    `SELECT k.private_key_hash, k.salt, u.* FROM api_keys k JOIN users u ON u.user_id = k.user_id
+      WHERE k.public_key = ? AND k.revoked_at IS NULL`,
+  ).get(publicKey) as (UserRow & { private_key_hash: string; salt: string }) | undefined;
+  const expected = Buffer.from(row?.private_key_hash ?? '0'.repeat(64), 'hex');
+  const given = Buffer.from(hashKey(row?.salt ?? '', privateKey), 'hex');
+  if (!row || !timingSafeEqual(expected, given)) return undefined;
+  return toActor(row);
+}

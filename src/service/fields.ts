@@ -1,0 +1,307 @@
+import { inTransaction } from '../store/db.js';
+import { stmt } from '../store/statements.js';
+import { badRequest, notFound } from '../api/errors.js';
+import { stamp } from './clock.js';
+import type { Ctx } from './context.js';
+
+export const FIELD_TYPES = ['text', 'text[]', 'numeric', 'boolean', 'date', 'timestamp'] as const;
+export type FieldType = (typeof FIELD_TYPES)[number];
+
+/** The spec's widget_type-by-field_type table; the first widget is the default. */
+export const WIDGETS_BY_TYPE: Record<FieldType, readonly string[]> = {
+  text: ['text', 'long', 'radio', 'select one'],
+  'text[]': ['check_multiple', 'select multiple'],
+  numeric: ['number'],
+  boolean: ['checkbox'],
+  date: ['date'],
+  timestamp: ['date'],
+};
+export const WIDGETS_WITH_OPTIONS = ['check_multiple', 'select multiple', 'select one', 'radio'];
+
+export interface FieldRecord {
+  field_id: number;
+  account_id: number;
+  shortcut_name: string;
+  display_name: string;
+  short_display_name: string | null;
+  field_type: FieldType;
+  widget_type: string;
+  required: boolean;
+  column_order: number;
+  deleted_at: string | null;
+  options: string[] | null;
+}
+
+interface FieldRow extends Omit<FieldRecord, 'required' | 'options'> {
+  required: number;
+  options: string | null;
+}
+
+const toField = (r: FieldRow): FieldRecord => ({
+  ...r,
+  required: r.required === 1,
+  options: r.options === null ? null : (JSON.parse(r.options) as string[]),
+});
+
+export function listFields(ctx: Ctx, includeDeleted = false): FieldRecord[] {
+  const rows = stmt(
+    ctx.db,
+    `SELECT * FROM fields WHERE account_id = ? ${includeDeleted ? '' : 'AND deleted_at IS NULL'}
+      ORDER BY column_order, field_id`,
+  ).all(ctx.accountId) as FieldRow[];
+  return rows.map(toField);
+}
+
+export function getField(ctx: Ctx, fieldId: number, includeDeleted = false): FieldRecord {
+  const row = stmt(ctx.db, 'SELECT * FROM fields WHERE account_id = ? AND field_id = ?').get(ctx.accountId, fieldId) as
+    | FieldRow
+    | undefined;
+  if (!row || (row.deleted_at && !includeDeleted)) throw notFound(`field ${fieldId} not found`);
+  return toField(row);
+}
+
+export interface FieldInput {
+  shortcut_name?: string;
+  display_name?: string;
+  short_display_name?: string;
+  field_type?: FieldType;
+  widget_type?: string;
+  options?: string[];
+  column_order?: number;
+  required?: boolean;
+}
+
+/** Checks a complete field definition against the widget table and the options rule. */
+function checkDefinition(f: Required<Pick<FieldInput, 'field_type' | 'widget_type'>> & { options?: string[] | null }) {
+  const allowed = WIDGETS_BY_TYPE[f.field_type];
+  if (!allowed.includes(f.widget_type))
+    throw badRequest(
+      `widget_type: "${f.widget_type}" is not allowed for field_type ${f.field_type} (allowed: ${allowed.join(', ')})`,
+      { field: 'widget_type' },
+    );
+  const needsOptions = WIDGETS_WITH_OPTIONS.includes(f.widget_type);
+  if (needsOptions && !f.options?.length)
+    throw badRequest(`options: widget_type ${f.widget_type} needs a non-empty list of options`, { field: 'options' });
+  if (!needsOptions && f.options?.length)
+    throw badRequest(`options: only ${WIDGETS_WITH_OPTIONS.join(', ')} widgets take options`, { field: 'options' });
+  if (f.options && new Set(f.options).size !== f.options.length)
+    throw badRequest('options: the options must be distinct', { field: 'options' });
+}
+
+function assertNameFree(ctx: Ctx, name: string, exceptId?: number) {
+  const taken = stmt(
+    ctx.db,
+    'SELECT field_id FROM fields WHERE account_id = ? AND shortcut_name = ? COLLATE NOCASE AND deleted_at IS NULL',
+  ).get(ctx.accountId, name) as { field_id: number } | undefined;
+  if (taken && taken.field_id !== exceptId)
+    throw badRequest(`shortcut_name: a field named "${name}" already exists (field ${taken.field_id})`, {
+      field: 'shortcut_name',
+    });
+}
+
+export function createField(ctx: Ctx, input: FieldInput & { shortcut_name: string; field_type: FieldType }): number {
+  const widget_type = input.widget_type ?? WIDGETS_BY_TYPE[input.field_type][0];
+  checkDefinition({ field_type: input.field_type, widget_type, options: input.options });
+  return inTransaction(ctx.db, () => {
+    assertNameFree(ctx, input.shortcut_name);
+    const order =
+      input.column_order ??
+      ((stmt(ctx.db, 'SELECT COALESCE(MAX(column_order), 0) + 1 AS next FROM fields WHERE account_id = ?').get(
+        ctx.accountId,
+      ) as { next: number }).next);
+    const id = stmt(
+      ctx.db,
+      `INSERT INTO fields (account_id, shortcut_name, display_name, short_display_name, field_type, widget_type,
+                           required, column_order, options)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      ctx.accountId,
+      input.shortcut_name,
+      input.display_name ?? input.shortcut_name,
+      input.short_display_name ?? null,
+      input.field_type,
+      widget_type,
+      input.required ? 1 : 0,
+      order,
+      input.options ? JSON.stringify(input.options) : null,
+    ).lastInsertRowid;
+    return Number(id);
+  });
+}
+
+/**
+ * Changes a field's definition. Changing field_type is refused while members hold
+ * values (they would no longer match); clear the field first.
+ */
+export function updateField(ctx: Ctx, fieldId: number, input: FieldInput): number {
+  return inTransaction(ctx.db, () => {
+    const current = getField(ctx, fieldId);
+    const next = { ...current, ...stripUndefined(input) } as FieldRecord;
+    if (input.field_type && input.field_type !== current.field_type) {
+      if (fieldHasValues(ctx, fieldId))
+        throw badRequest(
+          `field_type: field ${current.shortcut_name} holds member values; clear it before changing its type`,
+          { field: 'field_type' },
+        );
+      if (!input.widget_type) next.widget_type = WIDGETS_BY_TYPE[next.field_type][0];
+    }
+    checkDefinition(next);
+    if (input.shortcut_name) assertNameFree(ctx, input.shortcut_name, fieldId);
+    stmt(
+      ctx.db,
+      `UPDATE fields SET shortcut_name = ?, display_name = ?, short_display_name = ?, field_type = ?, widget_type = ?,
+                         required = ?, column_order = ?, options = ?
+        WHERE field_id = ?`,
+    ).run(
+      next.shortcut_name,
+      next.display_name,
+      next.short_display_name,
+      next.field_type,
+      next.widget_type,
+      next.required ? 1 : 0,
+      next.column_order,
+      next.options ? JSON.stringify(next.options) : null,
+      fieldId,
+    );
+    return fieldId;
+  });
+}
+
+const stripUndefined = <T extends object>(o: T): Partial<T> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+
+function fieldHasValues(ctx: Ctx, fieldId: number): boolean {
+  return !!stmt(
+    ctx.db,
+    `SELECT 1 FROM members WHERE account_id = ? AND json_type(field_values, '$."' || ? || '"') IS NOT NULL LIMIT 1`,
+  ).get(ctx.accountId, fieldId);
+}
+
+/** Deletes a field and its values (a later field of the same name starts empty). */
+export function deleteField(ctx: Ctx, fieldId: number): true {
+  return inTransaction(ctx.db, () => {
+    getField(ctx, fieldId);
+    clearValues(ctx, fieldId);
+    stmt(ctx.db, 'UPDATE fields SET deleted_at = ? WHERE field_id = ?').run(stamp(ctx.clock.now()), fieldId);
+    return true;
+  });
+}
+
+/** Clears the field's value for every member of the account. */
+export function clearField(ctx: Ctx, fieldId: number): true {
+  return inTransaction(ctx.db, () => {
+    getField(ctx, fieldId);
+    clearValues(ctx, fieldId);
+    return true;
+  });
+}
+
+function clearValues(ctx: Ctx, fieldId: number) {
+  const key = `$."${fieldId}"`;
+  stmt(
+    ctx.db,
+    `UPDATE members SET field_values = json_remove(field_values, ?)
+      WHERE account_id = ? AND json_type(field_values, ?) IS NOT NULL`,
+  ).run(key, ctx.accountId, key);
+}
+
+// ---------------------------------------------------------------- member values
+
+/** The live fields of an account by lower-cased shortcut name and by id, for member reads and writes. */
+export class FieldCatalog {
+  readonly byName = new Map<string, FieldRecord>();
+  readonly byId = new Map<number, FieldRecord>();
+
+  constructor(fields: FieldRecord[]) {
+    for (const f of fields) {
+      this.byName.set(f.shortcut_name.toLowerCase(), f);
+      this.byId.set(f.field_id, f);
+    }
+  }
+
+  static of(ctx: Ctx): FieldCatalog {
+    return new FieldCatalog(listFields(ctx));
+  }
+
+  /**
+   * Validates `{shortcut_name: value}` against the field types and answers the
+   * changes keyed by field id (null removes a value). Unknown names are a 400.
+   */
+  toStored(values: Record<string, unknown>, path = 'fields'): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(values)) {
+      const field = this.byName.get(name.toLowerCase());
+      if (!field)
+        throw badRequest(`${path}.${name}: unknown field "${name}" (define it with amsg fields create)`, {
+          field: `${path}.${name}`,
+        });
+      out[field.field_id] = value === null || value === '' ? null : coerceValue(field, value, `${path}.${name}`);
+    }
+    return out;
+  }
+
+  /** Stored `{field_id: value}` JSON to `{shortcut_name: value}`, live fields only. */
+  toNamed(stored: string): Record<string, unknown> {
+    if (stored === '{}') return {};
+    const values = JSON.parse(stored) as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const [id, value] of Object.entries(values)) {
+      const field = this.byId.get(Number(id));
+      if (field) out[field.shortcut_name] = value;
+    }
+    return out;
+  }
+}
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+function validDate(y: number, m: number, d: number) {
+  const dt = new Date(Date.UTC(y, m - 1, d));
+  return dt.getUTCFullYear() === y && dt.getUTCMonth() === m - 1 && dt.getUTCDate() === d;
+}
+
+/** Checks one value against its field's type (and options) and answers its stored form. */
+export function coerceValue(field: FieldRecord, value: unknown, path: string): unknown {
+  const fail = (reason: string) => badRequest(`${path}: ${reason}`, { field: path });
+  const text = typeof value === 'string' ? value.trim() : undefined;
+  const checkOption = (v: string) => {
+    if (field.options && !field.options.includes(v))
+      throw fail(`"${v}" is not one of the options of ${field.shortcut_name} (${field.options.join(', ')})`);
+    return v;
+  };
+  switch (field.field_type) {
+    case 'text':
+      if (typeof value === 'number') return checkOption(String(value));
+      if (typeof value !== 'string') throw fail(`must be text for a text field`);
+      return checkOption(value);
+    case 'text[]': {
+      const items = Array.isArray(value) ? value : typeof value === 'string' ? [value] : undefined;
+      if (!items || items.some((v) => typeof v !== 'string'))
+        throw fail('must be a list of strings for a text[] field');
+      return (items as string[]).map(checkOption);
+    }
+    case 'numeric': {
+      const n = typeof value === 'number' ? value : text !== undefined && text !== '' ? Number(text) : NaN;
+      if (!Number.isFinite(n)) throw fail(`must be a number for a numeric field, got ${JSON.stringify(value)}`);
+      return n;
+    }
+    case 'boolean':
+      if (typeof value === 'boolean') return value;
+      if (text !== undefined && /^(true|1|yes)$/i.test(text)) return true;
+      if (text !== undefined && /^(false|0|no)$/i.test(text)) return false;
+      throw fail(`must be true or false for a boolean field, got ${JSON.stringify(value)}`);
+    case 'date': {
+      const m = text !== undefined ? DATE.exec(text) : null;
+      if (!m || !validDate(+m[1], +m[2], +m[3]))
+        throw fail(`must be a date YYYY-MM-DD for a date field, got ${JSON.stringify(value)}`);
+      return text;
+    }
+    case 'timestamp': {
+      const m = text !== undefined ? /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?/.exec(text) : null;
+      const t = text !== undefined ? Date.parse(/[zZ]|[+-]\d{2}:?\d{2}$/.test(text) ? text : `${text}Z`) : NaN;
+      if (!m || Number.isNaN(t))
+        throw fail(`must be a date-time YYYY-MM-DDThh:mm:ss for a timestamp field, got ${JSON.stringify(value)}`);
+      return new Date(t).toISOString().slice(0, 19);
+    }
+  }
+}

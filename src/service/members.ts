@@ -1,0 +1,552 @@
+import { inTransaction } from '../store/db.js';
+import { stmt } from '../store/statements.js';
+import { badRequest, notFound } from '../api/errors.js';
+import { stamp } from './clock.js';
+import type { Ctx } from './context.js';
+import { FieldCatalog } from './fields.js';
+import { requireGroups } from './groups.js';
+
+export const MEMBER_STATUSES = ['a', 'e', 'o', 'f'] as const;
+export type MemberStatus = (typeof MEMBER_STATUSES)[number];
+/** Statuses a member can be set to directly (f only arises from forwards). */
+export const SETTABLE_STATUSES = ['a', 'e', 'o'] as const;
+export type SettableStatus = (typeof SETTABLE_STATUSES)[number];
+
+export interface SmsRecord {
+  phone_number: string;
+  region_code: string | null;
+  transactional_status: 'a' | 'o';
+  transactional_status_updated_at: string;
+  promotional_status: 'a' | 'o';
+  promotional_status_updated_at: string;
+}
+
+export interface MemberRecord {
+  member_id: number;
+  account_id: number;
+  email: string;
+  member_status_id: MemberStatus;
+  fields: Record<string, unknown>;
+  sms: SmsRecord | null;
+  last_modified_at: string;
+  member_since: string;
+  deleted_at: string | null;
+  plaintext_preferred: boolean;
+  bounce_count: number;
+}
+
+export interface MemberRow {
+  member_id: number;
+  account_id: number;
+  email: string;
+  member_status_id: MemberStatus;
+  plaintext_preferred: number;
+  bounce_count: number;
+  member_since: string;
+  last_modified_at: string;
+  deleted_at: string | null;
+  field_values: string;
+  sms_phone_number: string | null;
+  sms_region_code: string | null;
+  sms_transactional_status: 'a' | 'o' | null;
+  sms_transactional_status_updated_at: string | null;
+  sms_promotional_status: 'a' | 'o' | null;
+  sms_promotional_status_updated_at: string | null;
+}
+
+export function toMember(row: MemberRow, catalog: FieldCatalog | null): MemberRecord {
+  return {
+    member_id: row.member_id,
+    account_id: row.account_id,
+    email: row.email,
+    member_status_id: row.member_status_id,
+    fields: catalog ? catalog.toNamed(row.field_values) : {},
+    sms: row.sms_phone_number
+      ? {
+          phone_number: row.sms_phone_number,
+          region_code: row.sms_region_code,
+          transactional_status: row.sms_transactional_status ?? 'a',
+          transactional_status_updated_at: row.sms_transactional_status_updated_at ?? row.last_modified_at,
+          promotional_status: row.sms_promotional_status ?? 'o',
+          promotional_status_updated_at: row.sms_promotional_status_updated_at ?? row.last_modified_at,
+        }
+      : null,
+    last_modified_at: row.last_modified_at,
+    member_since: row.member_since,
+    deleted_at: row.deleted_at,
+    plaintext_preferred: row.plaintext_preferred === 1,
+    bounce_count: row.bounce_count,
+  };
+}
+
+// ---------------------------------------------------------------- reads
+
+export interface Window {
+  start?: number;
+  end?: number;
+}
+
+/** The default page when `end` is not given (the spec's window default). */
+export const PAGE_SIZE = 500;
+
+export function windowOf(w: Window): { limit: number; offset: number } {
+  const offset = w.start ?? 0;
+  const end = w.end ?? offset + PAGE_SIZE;
+  if (end < offset) throw badRequest(`end: must not be before start (${offset})`, { field: 'end' });
+  return { limit: end - offset, offset };
+}
+
+export interface MemberListQuery extends Window {
+  deleted?: boolean;
+  deleted_only?: boolean;
+  /** `YYYY-MM-DD~YYYY-MM-DD`, either side optional; a single date is that day. */
+  deleted_range?: string;
+  exclude_fields?: boolean;
+}
+
+function deletedFilter(ctx: Ctx, q: MemberListQuery): { sql: string; params: string[] } {
+  if (q.deleted_range !== undefined) {
+    const [from, to] = parseDeletedRange(q.deleted_range, stamp(ctx.clock.now()));
+    return { sql: 'deleted_at IS NOT NULL AND deleted_at >= ? AND deleted_at < ?', params: [from, to] };
+  }
+  if (q.deleted_only) return { sql: 'deleted_at IS NOT NULL', params: [] };
+  if (q.deleted) return { sql: '1', params: [] };
+  return { sql: 'deleted_at IS NULL', params: [] };
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Answers [from, to) as stored timestamps; an omitted start is the minimum date, an omitted end is now. */
+export function parseDeletedRange(range: string, now: string): [string, string] {
+  const fail = () =>
+    badRequest(`deleted_range: "${range}" must be YYYY-MM-DD, YYYY-MM-DD~YYYY-MM-DD, ~YYYY-MM-DD or YYYY-MM-DD~`, {
+      field: 'deleted_range',
+    });
+  const checkDay = (d: string) => {
+    if (!DAY.test(d) || Number.isNaN(Date.parse(`${d}T00:00:00Z`)) || new Date(`${d}T00:00:00Z`).toISOString().slice(0, 10) !== d)
+      throw fail();
+    return d;
+  };
+  const nextDay = (d: string) => new Date(Date.parse(`${d}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+  if (!range.includes('~')) {
+    const day = checkDay(range);
+    return [day, nextDay(day)];
+  }
+  const [from, to, ...rest] = range.split('~');
+  if (rest.length) throw fail();
+  // An end date is inclusive of that whole day.
+  return [from ? checkDay(from) : '0000-01-01', to ? nextDay(checkDay(to)) : now];
+}
+
+export function listMembers(ctx: Ctx, q: MemberListQuery): MemberRecord[] {
+  const filter = deletedFilter(ctx, q);
+  const { limit, offset } = windowOf(q);
+  const rows = ctx.db
+    .prepare(
+      `SELECT * FROM members WHERE account_id = ? AND ${filter.sql} ORDER BY member_id LIMIT ? OFFSET ?`,
+    )
+    .all(ctx.accountId, ...filter.params, limit, offset) as MemberRow[];
+  const catalog = q.exclude_fields ? null : FieldCatalog.of(ctx);
+  return rows.map((r) => toMember(r, catalog));
+}
+
+export function countMembers(ctx: Ctx, q: MemberListQuery): number {
+  const filter = deletedFilter(ctx, q);
+  return (
+    ctx.db
+      .prepare(`SELECT COUNT(*) AS n FROM members WHERE account_id = ? AND ${filter.sql}`)
+      .get(ctx.accountId, ...filter.params) as { n: number }
+  ).n;
+}
+
+export function memberRow(ctx: Ctx, memberId: number, includeDeleted = true): MemberRow {
+  const row = stmt(ctx.db, 'SELECT * FROM members WHERE account_id = ? AND member_id = ?').get(
+    ctx.accountId,
+    memberId,
+  ) as MemberRow | undefined;
+  if (!row || (row.deleted_at && !includeDeleted)) throw notFound(`member ${memberId} not found`);
+  return row;
+}
+
+function rowByEmail(ctx: Ctx, email: string): MemberRow | undefined {
+  return stmt(ctx.db, 'SELECT * FROM members WHERE account_id = ? AND email = ?').get(ctx.accountId, email) as
+    | MemberRow
+    | undefined;
+}
+
+export function getMember(ctx: Ctx, memberId: number, includeDeleted = false): MemberRecord {
+  return toMember(memberRow(ctx, memberId, includeDeleted), FieldCatalog.of(ctx));
+}
+
+export function getMemberByEmail(ctx: Ctx, email: string, includeDeleted = false): MemberRecord {
+  const row = rowByEmail(ctx, email);
+  if (!row || (row.deleted_at && !includeDeleted)) throw notFound(`member ${email} not found`);
+  return toMember(row, FieldCatalog.of(ctx));
+}
+
+/** Throws 404 naming the first id that is not a member of the account (archived ones count). */
+export function requireMembers(ctx: Ctx, memberIds: readonly number[]): void {
+  const exists = stmt(ctx.db, 'SELECT 1 FROM members WHERE account_id = ? AND member_id = ?');
+  for (const id of memberIds) if (!exists.get(ctx.accountId, id)) throw notFound(`member ${id} not found`);
+}
+
+export function optoutHistory(ctx: Ctx, memberId: number): { timestamp: string; mailing_id: number | null }[] {
+  memberRow(ctx, memberId);
+  return stmt(
+    ctx.db,
+    'SELECT optout_ts AS timestamp, mailing_id FROM member_optouts WHERE member_id = ? ORDER BY optout_ts, optout_id',
+  ).all(memberId) as { timestamp: string; mailing_id: number | null }[];
+}
+
+/** Mailing history; empty until mailings exist (the mailings issue adds the deliveries table). */
+export function mailingHistory(ctx: Ctx, memberId: number): unknown[] {
+  memberRow(ctx, memberId);
+  return [];
+}
+
+// ---------------------------------------------------------------- status
+
+/**
+ * The one place member statuses change. Moving to o records an opt-out in the
+ * member's history; every change stamps last_modified_at. `where` selects members
+ * of ctx's account (its params follow the account id).
+ */
+function setStatusWhere(ctx: Ctx, to: SettableStatus, where: string, params: unknown[]): number {
+  const now = stamp(ctx.clock.now());
+  if (to === 'o')
+    ctx.db
+      .prepare(
+        `INSERT INTO member_optouts (member_id, mailing_id, optout_ts)
+         SELECT member_id, NULL, ? FROM members WHERE account_id = ? AND member_status_id <> 'o' AND (${where})`,
+      )
+      .run(now, ctx.accountId, ...params);
+  return ctx.db
+    .prepare(
+      `UPDATE members SET member_status_id = ?, last_modified_at = ?
+        WHERE account_id = ? AND member_status_id <> ? AND (${where})`,
+    )
+    .run(to, now, ctx.accountId, to, ...params).changes;
+}
+
+/** PUT /members/status: true when every listed member exists (and now has status_to). */
+export function setStatuses(ctx: Ctx, memberIds: number[], to: SettableStatus): boolean {
+  return inTransaction(ctx.db, () => {
+    const ids = [...new Set(memberIds)];
+    const found = countIds(ctx, ids, 'deleted_at IS NULL');
+    setStatusWhere(ctx, to, `deleted_at IS NULL AND member_id IN (SELECT value FROM json_each(?))`, [
+      JSON.stringify(ids),
+    ]);
+    return found === ids.length;
+  });
+}
+
+function countIds(ctx: Ctx, ids: number[], extra = '1'): number {
+  return (
+    stmt(
+      ctx.db,
+      `SELECT COUNT(*) AS n FROM members WHERE account_id = ? AND (${extra}) AND member_id IN (SELECT value FROM json_each(?))`,
+    ).get(ctx.accountId, JSON.stringify(ids)) as { n: number }
+  ).n;
+}
+
+/** PUT /members/status/{from}/to/{to}, optionally within one group. */
+export function moveStatus(ctx: Ctx, from: MemberStatus, to: SettableStatus, groupId?: number): true {
+  return inTransaction(ctx.db, () => {
+    if (groupId !== undefined) requireGroups(ctx, [groupId]);
+    const inGroup = groupId === undefined ? '' : ' AND member_id IN (SELECT member_id FROM group_members WHERE member_group_id = ?)';
+    setStatusWhere(ctx, to, `deleted_at IS NULL AND member_status_id = ?${inGroup}`, groupId === undefined ? [from] : [from, groupId]);
+    return true;
+  });
+}
+
+/** PUT /members/email/optout/{email}: true also when already opted out. */
+export function optoutByEmail(ctx: Ctx, email: string): true {
+  return inTransaction(ctx.db, () => {
+    const row = rowByEmail(ctx, email);
+    if (!row || row.deleted_at) throw notFound(`member ${email} not found`);
+    setStatusWhere(ctx, 'o', 'member_id = ?', [row.member_id]);
+    return true;
+  });
+}
+
+// ---------------------------------------------------------------- writes
+
+export interface SmsInput {
+  phone_number?: string;
+  region_code?: string;
+  transactional_status?: 'a' | 'o';
+  promotional_status?: 'a' | 'o';
+}
+
+/** Calling codes to ISO regions, longest first where they overlap. Unknown codes leave region_code null. */
+const REGIONS: [string, string][] = [
+  ['1', 'US'], ['7', 'RU'], ['20', 'EG'], ['27', 'ZA'], ['30', 'GR'], ['31', 'NL'], ['32', 'BE'], ['33', 'FR'],
+  ['34', 'ES'], ['36', 'HU'], ['39', 'IT'], ['40', 'RO'], ['41', 'CH'], ['43', 'AT'], ['44', 'GB'], ['45', 'DK'],
+  ['46', 'SE'], ['47', 'NO'], ['48', 'PL'], ['49', 'DE'], ['51', 'PE'], ['52', 'MX'], ['54', 'AR'], ['55', 'BR'],
+  ['56', 'CL'], ['57', 'CO'], ['60', 'MY'], ['61', 'AU'], ['62', 'ID'], ['63', 'PH'], ['64', 'NZ'], ['65', 'SG'],
+  ['66', 'TH'], ['81', 'JP'], ['82', 'KR'], ['84', 'VN'], ['86', 'CN'], ['90', 'TR'], ['91', 'IN'], ['92', 'PK'],
+  ['351', 'PT'], ['353', 'IE'], ['354', 'IS'], ['358', 'FI'], ['420', 'CZ'], ['852', 'HK'], ['971', 'AE'], ['972', 'IL'],
+];
+
+/** Normalizes a phone number to international form (+ and digits) or throws a 400. */
+export function normalizePhone(raw: string, field: string): string {
+  const compact = raw.replace(/[\s().-]/g, '');
+  const digits = compact.startsWith('+') ? compact.slice(1) : compact.startsWith('00') ? compact.slice(2) : null;
+  if (digits === null || !/^[1-9]\d{6,14}$/.test(digits))
+    throw badRequest(`${field}: "${raw}" is not a phone number in international form (e.g. +15555550123)`, { field });
+  return `+${digits}`;
+}
+
+export function regionOf(phone: string): string | null {
+  const digits = phone.slice(1);
+  let best: [string, string] | undefined;
+  for (const entry of REGIONS) if (digits.startsWith(entry[0]) && (!best || entry[0].length > best[0].length)) best = entry;
+  return best ? best[1] : null;
+}
+
+/** SMS columns to set from an sms object (and/or a top-level phone_number). */
+function smsColumns(now: string, current: MemberRow | undefined, sms: SmsInput | undefined, phone: string | undefined) {
+  const cols: Record<string, unknown> = {};
+  const number = sms?.phone_number ?? phone;
+  if (number !== undefined) {
+    const normalized = normalizePhone(number, sms?.phone_number !== undefined ? 'sms.phone_number' : 'phone_number');
+    if (normalized !== current?.sms_phone_number) {
+      cols.sms_phone_number = normalized;
+      cols.sms_region_code = sms?.region_code ?? regionOf(normalized);
+      // A new number starts with the defaults: transactional messages allowed,
+      // promotional ones only with explicit consent.
+      if (!current?.sms_phone_number) {
+        cols.sms_transactional_status = 'a';
+        cols.sms_transactional_status_updated_at = now;
+        cols.sms_promotional_status = 'o';
+        cols.sms_promotional_status_updated_at = now;
+      }
+    }
+  }
+  const hasPhone = number !== undefined || !!current?.sms_phone_number;
+  for (const kind of ['transactional', 'promotional'] as const) {
+    const status = sms?.[`${kind}_status`];
+    if (status === undefined) continue;
+    if (!hasPhone) throw badRequest(`sms.${kind}_status: the member has no phone number; give sms.phone_number`, { field: `sms.${kind}_status` });
+    if (status !== current?.[`sms_${kind}_status`] || cols.sms_phone_number) {
+      cols[`sms_${kind}_status`] = status;
+      cols[`sms_${kind}_status_updated_at`] = now;
+    }
+  }
+  return cols;
+}
+
+function mergeValues(stored: string, changes: Record<string, unknown>): string {
+  const values = JSON.parse(stored) as Record<string, unknown>;
+  for (const [id, v] of Object.entries(changes)) {
+    if (v === null) delete values[id];
+    else values[id] = v;
+  }
+  return JSON.stringify(values);
+}
+
+function insertMember(ctx: Ctx, email: string, values: Record<string, unknown>, cols: Record<string, unknown>, status: MemberStatus = 'a'): number {
+  const now = stamp(ctx.clock.now());
+  const all: Record<string, unknown> = {
+    account_id: ctx.accountId,
+    email,
+    member_status_id: status,
+    member_since: now,
+    last_modified_at: now,
+    field_values: mergeValues('{}', values),
+    ...cols,
+  };
+  const names = Object.keys(all);
+  return Number(
+    ctx.db
+      .prepare(`INSERT INTO members (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`)
+      .run(...Object.values(all)).lastInsertRowid,
+  );
+}
+
+function updateColumns(ctx: Ctx, memberId: number, cols: Record<string, unknown>) {
+  cols.last_modified_at = stamp(ctx.clock.now());
+  const names = Object.keys(cols);
+  ctx.db
+    .prepare(`UPDATE members SET ${names.map((n) => `${n} = ?`).join(', ')} WHERE member_id = ?`)
+    .run(...Object.values(cols), memberId);
+}
+
+/** Adds the member to the groups it is not yet in; answers the ids it was added to. */
+export function joinGroups(ctx: Ctx, memberId: number, groupIds: readonly number[]): number[] {
+  const insert = stmt(
+    ctx.db,
+    'INSERT OR IGNORE INTO group_members (member_group_id, member_id, added_at) VALUES (?, ?, ?)',
+  );
+  const now = stamp(ctx.clock.now());
+  return [...new Set(groupIds)].filter((g) => insert.run(g, memberId, now).changes > 0);
+}
+
+export interface AddInput {
+  email: string;
+  phone_number?: string;
+  fields?: Record<string, unknown>;
+  group_ids?: number[];
+  sms?: SmsInput;
+}
+
+/**
+ * POST /members/add: adds or updates one member. An existing member keeps its
+ * status (adding never re-activates an opt-out); an archived one is restored.
+ */
+export function addMember(ctx: Ctx, input: AddInput): { member_id: number; added: boolean; status: MemberStatus } {
+  return inTransaction(ctx.db, () => {
+    const values = FieldCatalog.of(ctx).toStored(input.fields ?? {});
+    if (input.group_ids) requireGroups(ctx, input.group_ids);
+    const now = stamp(ctx.clock.now());
+    const existing = rowByEmail(ctx, input.email);
+    let memberId: number;
+    if (existing) {
+      memberId = existing.member_id;
+      const cols: Record<string, unknown> = smsColumns(now, existing, input.sms, input.phone_number);
+      if (Object.keys(values).length) cols.field_values = mergeValues(existing.field_values, values);
+      if (existing.deleted_at) cols.deleted_at = null;
+      if (Object.keys(cols).length) updateColumns(ctx, memberId, cols);
+    } else {
+      memberId = insertMember(ctx, input.email, values, smsColumns(now, undefined, input.sms, input.phone_number));
+    }
+    if (input.group_ids) joinGroups(ctx, memberId, input.group_ids);
+    return { member_id: memberId, added: !existing, status: memberRow(ctx, memberId).member_status_id };
+  });
+}
+
+export const OPT_IN_MESSAGE_TAGS = ['[rsvp_name]', '[rsvp_email]', '[opt_in_url]', '[opt_out_url]'];
+
+export interface SignupInput {
+  email: string;
+  group_ids: number[];
+  fields?: Record<string, unknown>;
+  opt_in_message?: string;
+}
+
+/**
+ * POST /members/signup. For an existing member with no new group, nothing changes
+ * and only member_id and status are answered (the spec's rule).
+ */
+export function signup(ctx: Ctx, input: SignupInput): { member_id: number; status: MemberStatus } {
+  if (input.opt_in_message !== undefined) {
+    const missing = OPT_IN_MESSAGE_TAGS.filter((t) => !input.opt_in_message!.includes(t));
+    if (missing.length)
+      throw badRequest(`opt_in_message: must contain the tags ${missing.join(', ')}`, { field: 'opt_in_message' });
+  }
+  return inTransaction(ctx.db, () => {
+    requireGroups(ctx, input.group_ids);
+    const existing = rowByEmail(ctx, input.email);
+    if (existing && !existing.deleted_at) {
+      const current = new Set(
+        (stmt(ctx.db, 'SELECT member_group_id FROM group_members WHERE member_id = ?').all(existing.member_id) as {
+          member_group_id: number;
+        }[]).map((r) => r.member_group_id),
+      );
+      if (input.group_ids.every((g) => current.has(g)))
+        return { member_id: existing.member_id, status: existing.member_status_id };
+    }
+    const { member_id, status } = addMember(ctx, { email: input.email, fields: input.fields, group_ids: input.group_ids });
+    return { member_id, status };
+  });
+}
+
+export interface UpdateInput {
+  email?: string;
+  phone_number?: string;
+  status_to?: SettableStatus;
+  fields?: Record<string, unknown>;
+  sms?: SmsInput;
+}
+
+/** PUT /members/{id}: works on archived members too, and can change the e-mail address. */
+export function updateMember(ctx: Ctx, memberId: number, input: UpdateInput): true {
+  return inTransaction(ctx.db, () => {
+    const row = memberRow(ctx, memberId);
+    const cols: Record<string, unknown> = smsColumns(stamp(ctx.clock.now()), row, input.sms, input.phone_number);
+    if (input.fields) cols.field_values = mergeValues(row.field_values, FieldCatalog.of(ctx).toStored(input.fields));
+    if (input.email !== undefined && input.email !== row.email) {
+      const other = rowByEmail(ctx, input.email);
+      if (other)
+        throw badRequest(`email: ${input.email} already belongs to member ${other.member_id}`, { field: 'email' });
+      cols.email = input.email;
+    }
+    if (Object.keys(cols).length) updateColumns(ctx, memberId, cols);
+    if (input.status_to) setStatusWhere(ctx, input.status_to, 'member_id = ?', [memberId]);
+    return true;
+  });
+}
+
+// ---------------------------------------------------------------- archive and purge
+
+function archiveWhere(ctx: Ctx, where: string, params: unknown[]): number {
+  const now = stamp(ctx.clock.now());
+  return ctx.db
+    .prepare(
+      `UPDATE members SET deleted_at = ?, last_modified_at = ? WHERE account_id = ? AND deleted_at IS NULL AND (${where})`,
+    )
+    .run(now, now, ctx.accountId, ...params).changes;
+}
+
+/** DELETE /members/{id}: archives (readable with `deleted`); true also when already archived. */
+export function archiveMember(ctx: Ctx, memberId: number): true {
+  return inTransaction(ctx.db, () => {
+    memberRow(ctx, memberId);
+    archiveWhere(ctx, 'member_id = ?', [memberId]);
+    return true;
+  });
+}
+
+/** PUT /members/delete: true when every listed member exists and is now archived. */
+export function archiveMembers(ctx: Ctx, memberIds: number[]): boolean {
+  return inTransaction(ctx.db, () => {
+    const ids = [...new Set(memberIds)];
+    const found = countIds(ctx, ids);
+    archiveWhere(ctx, 'member_id IN (SELECT value FROM json_each(?))', [JSON.stringify(ids)]);
+    return found === ids.length;
+  });
+}
+
+/** DELETE /members?member_status_id=X: archives every live member of that status. */
+export function archiveByStatus(ctx: Ctx, status: SettableStatus): true {
+  return inTransaction(ctx.db, () => {
+    archiveWhere(ctx, 'member_status_id = ?', [status]);
+    return true;
+  });
+}
+
+/**
+ * Erases members: the rows go, and with them (by foreign-key cascade) every row that
+ * names them: memberships, opt-out history, and whatever later tables reference members.
+ */
+function purgeWhere(ctx: Ctx, where: string, params: unknown[]): number {
+  return ctx.db.prepare(`DELETE FROM members WHERE account_id = ? AND (${where})`).run(ctx.accountId, ...params).changes;
+}
+
+/** POST /members/purge: erases the listed members, live or archived. Unknown ids are a 404 and erase nothing. */
+export function purgeMembers(ctx: Ctx, memberIds: number[]): true {
+  return inTransaction(ctx.db, () => {
+    requireMembers(ctx, memberIds);
+    purgeWhere(ctx, 'member_id IN (SELECT value FROM json_each(?))', [JSON.stringify(memberIds)]);
+    return true;
+  });
+}
+
+/** PUT /members/purgeall: erases every archived member, optionally only of a status and/or group. */
+export function purgeArchived(ctx: Ctx, opts: { status?: SettableStatus; groupId?: number }): true {
+  return inTransaction(ctx.db, () => {
+    if (opts.groupId !== undefined) requireGroups(ctx, [opts.groupId]);
+    const where = ['deleted_at IS NOT NULL'];
+    const params: unknown[] = [];
+    if (opts.status) {
+      where.push('member_status_id = ?');
+      params.push(opts.status);
+    }
+    if (opts.groupId !== undefined) {
+      where.push('member_id IN (SELECT member_id FROM group_members WHERE member_group_id = ?)');
+      params.push(opts.groupId);
+    }
+    purgeWhere(ctx, where.join(' AND '), params);
+    return true;
+  });
+}

@@ -1,0 +1,55 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDb, type Db } from '../src/store/db.js';
+import { fixedClock } from '../src/service/clock.js';
+import { initialize, localActor } from '../src/service/accounts.js';
+import { Router } from '../src/api/router.js';
+import type { Actor } from '../src/service/context.js';
+
+export const T0 = '2026-03-04T05:06:07.000Z';
+
+export interface TestService {
+  db: Db;
+  router: Router;
+  clock: ReturnType<typeof fixedClock>;
+  actor: Actor;
+  dir: string;
+  file: string;
+  /** One request through the route table, as the server would see it. */
+  call(method: string, path: string, opts?: { query?: Record<string, string>; body?: unknown; rawBody?: string }): Promise<{ status: number; body: any }>;
+  close(): void;
+}
+
+/** A fresh initialized database in a temp dir, with a pinned clock, acting as account 1's owner. */
+export function makeService(now = T0): TestService {
+  const dir = mkdtempSync(join(tmpdir(), 'amsg-test-'));
+  const file = join(dir, 'amsg.db');
+  const db = openDb(file);
+  const clock = fixedClock(now);
+  initialize(db, clock);
+  const router = new Router(db, clock);
+  const actor = localActor(db, 1);
+  return {
+    db,
+    router,
+    clock,
+    actor,
+    dir,
+    file,
+    async call(method, path, opts = {}) {
+      const res = await router.handle({
+        method,
+        path,
+        query: opts.query ?? {},
+        body: opts.rawBody ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
+        actor,
+      });
+      return { status: res.status, body: JSON.parse(JSON.stringify(res.body ?? null)) };
+    },
+    close() {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
