@@ -2,7 +2,6 @@
  * The in-process face of the route table: what the local transport and `amsg init`
  * use to reach the service over a SQLite file without HTTP.
  */
-import { existsSync } from 'node:fs';
 import { openDb, type Db } from '../store/db.js';
 import { clockFromEnv, type Clock } from '../service/clock.js';
 import { initialize, isInitialized, localActor, type InitResult } from '../service/accounts.js';
@@ -16,10 +15,8 @@ export interface LocalService {
   actor: Actor;
 }
 
-/** Opens an initialized database as its account's owner. A missing or empty file is a 404 that says to run init. */
+/** Opens an initialized database as its account's owner. */
 export function openLocal(file: string, accountId: number, clock: Clock = clockFromEnv()): LocalService {
-  if (file !== ':memory:' && !existsSync(file))
-    throw new ApiError(404, `no amsg database at ${file}: create one with \`amsg init\` (or pass --db FILE)`);
   const db = openDb(file);
   if (!isInitialized(db)) {
     db.close();

@@ -7,6 +7,8 @@ import { ApiError } from './errors.js';
 import { idText, invalid, object } from './schema.js';
 import type { Method, RawBody, Route } from './route.js';
 import { ROUTES } from './routes/index.js';
+import { openapiDocument } from './openapi.js';
+import { VERSION } from '../version.js';
 
 export interface ApiRequest {
   method: string;
@@ -66,6 +68,8 @@ export class Router {
   }
 
   private async dispatch(req: ApiRequest): Promise<ApiResponse> {
+    if (req.method === 'GET' && req.path === '/openapi.json')
+      return { status: 200, body: openapiDocument(this.routes, VERSION) };
     const found = this.fmw.find(req.method as Method, req.path);
     if (!found) {
       const other = this.allowedMethods(req.path);

@@ -1,6 +1,7 @@
 import type { LocalService } from '../api/local.js';
 import { ApiError } from '../api/errors.js';
-import { queryString, type ApiCall, type Transport } from './transport.js';
+import { existsSync } from 'node:fs';
+import { ConnectionError, queryString, type ApiCall, type Transport } from './transport.js';
 
 /**
  * The route table in-process over the SQLite file. Requests and answers go through
@@ -20,6 +21,10 @@ export class LocalTransport implements Transport {
 
   private async open(): Promise<LocalService> {
     if (!this.service) {
+      // Checked here, not in openLocal, because a missing file means the service
+      // cannot be reached (exit 3), not that it refused.
+      if (this.file !== ':memory:' && !existsSync(this.file))
+        throw new ConnectionError(`no amsg database at ${this.file}: create one with \`amsg init\` (or pass --db FILE)`);
       const { openLocal } = await import('../api/local.js');
       this.service = openLocal(this.file, this.accountId);
     }
@@ -44,4 +49,10 @@ export class LocalTransport implements Transport {
     this.service?.db.close();
     this.service = undefined;
   }
+}
+
+/** `amsg init`: creates the database file and its first account, or finds it already set up. */
+export async function initLocalDatabase(file: string, opts: { accountName?: string; ownerEmail?: string }) {
+  const { initializeLocal } = await import('../api/local.js');
+  return initializeLocal(file, opts);
 }

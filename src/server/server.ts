@@ -7,6 +7,7 @@ import type { Clock } from '../service/clock.js';
 import { authenticate } from '../service/accounts.js';
 import { Router, type ApiResponse } from '../api/router.js';
 import { openapiDocument } from '../api/openapi.js';
+import { VERSION } from '../version.js';
 
 export const BODY_LIMIT = 10 * 1024 * 1024;
 
@@ -17,7 +18,6 @@ export interface ServeOptions {
   port?: number;
   /** Requests per API key per minute; 0 or undefined means no limit. */
   rateLimit?: number;
-  version: string;
 }
 
 export interface RunningServer {
@@ -88,11 +88,12 @@ function credentials(header: string | undefined): [string, string] | undefined {
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const router = new Router(opts.db, opts.clock);
   const limiter = opts.rateLimit ? new RateLimiter(opts.rateLimit) : undefined;
-  const openapi = JSON.stringify(openapiDocument(router.routes, opts.version));
+  const openapi = JSON.stringify(openapiDocument(router.routes, VERSION));
 
   const server = http.createServer(async (req, res) => {
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
+      // The interface description is public; everything else needs a key pair.
       if (req.method === 'GET' && url.pathname === '/openapi.json') {
         res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
         return void res.end(openapi);

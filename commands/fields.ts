@@ -1,0 +1,141 @@
+import { Command } from 'commander';
+import { action, examples, UsageError } from '../src/cli/context.js';
+import { fieldId } from '../src/cli/resolve.js';
+
+const FIELD_COLUMNS = ['field_id', 'shortcut_name', 'display_name', 'field_type', 'widget_type', 'options', 'column_order'];
+
+interface DefinitionFlags {
+  name?: string;
+  displayName?: string;
+  shortDisplayName?: string;
+  type?: string;
+  widget?: string;
+  options?: string;
+  order?: string;
+  required?: boolean;
+}
+
+function definition(o: DefinitionFlags) {
+  if (o.order !== undefined && !/^\d+$/.test(o.order)) throw new UsageError(`--order must be a whole number, got "${o.order}"`);
+  return {
+    shortcut_name: o.name,
+    display_name: o.displayName,
+    short_display_name: o.shortDisplayName,
+    field_type: o.type,
+    widget_type: o.widget,
+    options: o.options?.split(',').map((s) => s.trim()).filter(Boolean),
+    column_order: o.order === undefined ? undefined : Number(o.order),
+    required: o.required,
+  };
+}
+
+const withDefinitionFlags = (cmd: Command) =>
+  cmd
+    .option('--display-name <text>', 'name shown to people')
+    .option('--short-display-name <text>', 'short name shown to people')
+    .option('--widget <widget>', 'widget_type (e.g. text, long, radio, "select one", check_multiple)')
+    .option('--options <a,b,c>', 'options, for radio, select and multiple-choice widgets')
+    .option('--order <n>', 'column order')
+    .option('--required', 'the field is required on forms');
+
+export function register(program: Command) {
+  const fields = program.command('fields').description('custom member fields');
+
+  examples(
+    fields
+      .command('list')
+      .description('list fields in column order')
+      .option('--deleted', 'include deleted fields')
+      .action(
+        action(async (ctx, o: { deleted?: boolean }) => {
+          const api = await ctx.api();
+          await ctx.print(await api.get('/fields', { deleted: o.deleted }), { columns: FIELD_COLUMNS });
+        }),
+      ),
+    ['amsg fields list'],
+  );
+
+  examples(
+    fields
+      .command('get <field>')
+      .description('show a field, by id or shortcut name')
+      .option('--deleted', 'also find a deleted field (by id)')
+      .action(
+        action(async (ctx, ref: string, o: { deleted?: boolean }) => {
+          const api = await ctx.api();
+          await ctx.print(await api.get(`/fields/${await fieldId(api, ref)}`, { deleted: o.deleted }));
+        }),
+      ),
+    ['amsg fields get first_name'],
+  );
+
+  examples(
+    withDefinitionFlags(
+      fields
+        .command('create <shortcut-name>')
+        .description('create a field; prints its id')
+        .requiredOption('--type <type>', 'text, text[], numeric, boolean, date or timestamp'),
+    ).action(
+      action(async (ctx, name: string, o: DefinitionFlags) => {
+        const api = await ctx.api();
+        const body = definition({ ...o, name });
+        const id = await api.post<number>('/fields', { ...body, display_name: body.display_name ?? name });
+        await ctx.done(id, `Created field ${name} (id ${id}).`);
+      }),
+    ),
+    [
+      'amsg fields create city --type text',
+      'amsg fields create birthday --type date --display-name "Birthday"',
+      'amsg fields create interests --type "text[]" --widget check_multiple --options news,offers,events',
+    ],
+  );
+
+  examples(
+    withDefinitionFlags(
+      fields
+        .command('update <field>')
+        .description('change a field; prints its id')
+        .option('--name <shortcut-name>', 'new shortcut name')
+        .option('--type <type>', 'new field type (only while no member has a value)'),
+    ).action(
+      action(async (ctx, ref: string, o: DefinitionFlags) => {
+        const body = definition(o);
+        if (Object.values(body).every((v) => v === undefined)) throw new UsageError('nothing to change: give at least one option');
+        const api = await ctx.api();
+        const id = await fieldId(api, ref);
+        await ctx.done(await api.put(`/fields/${id}`, body), `Updated field ${id}.`);
+      }),
+    ),
+    ['amsg fields update city --display-name "Town"'],
+  );
+
+  examples(
+    fields
+      .command('delete <field>')
+      .description('delete a field and every member value of it')
+      .action(
+        action(async (ctx, ref: string) => {
+          const api = await ctx.api();
+          const id = await fieldId(api, ref);
+          await ctx.confirm(`delete field ${ref} and its values for every member`);
+          await ctx.done(await api.delete(`/fields/${id}`), `Deleted field ${id}.`);
+        }),
+      ),
+    ['amsg fields delete city --yes'],
+  );
+
+  examples(
+    fields
+      .command('clear <field>')
+      .description("clear the field's value for every member")
+      .action(
+        action(async (ctx, ref: string) => {
+          const api = await ctx.api();
+          const id = await fieldId(api, ref);
+          await ctx.confirm(`clear field ${ref} for every member`);
+          await ctx.done(await api.post(`/fields/${id}/clear`, {}), `Cleared field ${id}.`);
+        }),
+      ),
+    ['amsg fields clear city --yes'],
+  );
+}

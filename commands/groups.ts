@@ -1,0 +1,168 @@
+import { Command } from 'commander';
+import { action, examples } from '../src/cli/context.js';
+import { collectList, groupId, memberId, statusLetter } from '../src/cli/resolve.js';
+
+const GROUP_COLUMNS = ['member_group_id', 'group_name', 'group_type', 'active_count', 'error_count', 'optout_count'];
+const MEMBER_COLUMNS = ['member_id', 'email', 'status', 'fields', 'member_since'];
+
+export function register(program: Command) {
+  const groups = program.command('groups').description('groups of members, with their counts');
+
+  examples(
+    groups
+      .command('list')
+      .description('list groups with active, error and opt-out counts')
+      .option('--type <letters>', 'group types, e.g. g,h,s (default g)')
+      .option('--count', 'print only how many there are')
+      .action(
+        action(async (ctx, o: { type?: string; count?: boolean }) => {
+          const api = await ctx.api();
+          await ctx.print(await api.get('/groups', { group_types: o.type, count: o.count }), { columns: GROUP_COLUMNS });
+        }),
+      ),
+    ['amsg groups list', 'amsg groups list --json | jq ".[].group_name"'],
+  );
+
+  examples(
+    groups
+      .command('create <names...>')
+      .description('create groups (all or none)')
+      .action(
+        action(async (ctx, names: string[]) => {
+          const api = await ctx.api();
+          const created = await api.post<{ member_group_id: number }[]>('/groups', {
+            groups: names.map((group_name) => ({ group_name })),
+          });
+          await ctx.print(created);
+        }),
+      ),
+    ['amsg groups create Newsletter "VIP customers"'],
+  );
+
+  examples(
+    groups
+      .command('get <group>')
+      .description('show a group, by id or name')
+      .action(
+        action(async (ctx, ref: string) => {
+          const api = await ctx.api();
+          await ctx.print(await api.get(`/groups/${await groupId(api, ctx, ref)}`));
+        }),
+      ),
+    ['amsg groups get Newsletter'],
+  );
+
+  examples(
+    groups
+      .command('rename <group> <new-name>')
+      .description('rename a group')
+      .action(
+        action(async (ctx, ref: string, name: string) => {
+          const api = await ctx.api();
+          const id = await groupId(api, ctx, ref);
+          await ctx.done(await api.put(`/groups/${id}`, { group_name: name }), `Renamed group ${id} to "${name}".`);
+        }),
+      ),
+    ['amsg groups rename Newsletter "Weekly newsletter"'],
+  );
+
+  examples(
+    groups
+      .command('delete <group>')
+      .description('delete a group (its members stay; only the memberships go)')
+      .action(
+        action(async (ctx, ref: string) => {
+          const api = await ctx.api();
+          const id = await groupId(api, ctx, ref);
+          await ctx.confirm(`delete group ${id}`);
+          await ctx.done(await api.delete(`/groups/${id}`), `Deleted group ${id}.`);
+        }),
+      ),
+    ['amsg groups delete 7 --yes'],
+  );
+
+  examples(
+    groups
+      .command('members <group>')
+      .description("a group's members")
+      .option('--deleted', 'include archived members')
+      .option('--start <n>', 'zero-based start of the window')
+      .option('--end <n>', 'end of the window (default start+500)')
+      .action(
+        action(async (ctx, ref: string, o: { deleted?: boolean; start?: string; end?: string }) => {
+          const api = await ctx.api();
+          const id = await groupId(api, ctx, ref);
+          await ctx.print(await api.get(`/groups/${id}/members`, { deleted: o.deleted, start: o.start, end: o.end }), {
+            columns: MEMBER_COLUMNS,
+          });
+        }),
+      ),
+    ['amsg groups members Newsletter --output csv > newsletter.csv'],
+  );
+
+  examples(
+    groups
+      .command('add-members <group> <members...>')
+      .description('add members (ids or e-mail addresses) to a group; prints the ids newly added')
+      .action(
+        action(async (ctx, ref: string, refs: string[]) => {
+          const api = await ctx.api();
+          const id = await groupId(api, ctx, ref);
+          const ids = await Promise.all(refs.map((r) => memberId(api, r)));
+          const added = await api.put<number[]>(`/groups/${id}/members`, { member_ids: ids });
+          await ctx.done(added, `Added ${added.length} member(s) to group ${id}.`);
+        }),
+      ),
+    ['amsg groups add-members Newsletter 1 2 ada@example.com'],
+  );
+
+  examples(
+    groups
+      .command('remove-members <group> <members...>')
+      .description('remove members from a group; prints the ids actually removed')
+      .action(
+        action(async (ctx, ref: string, refs: string[]) => {
+          const api = await ctx.api();
+          const id = await groupId(api, ctx, ref);
+          const ids = await Promise.all(refs.map((r) => memberId(api, r)));
+          const removed = await api.put<number[]>(`/groups/${id}/members/remove`, { member_ids: ids });
+          await ctx.done(removed, `Removed ${removed.length} member(s) from group ${id}.`);
+        }),
+      ),
+    ['amsg groups remove-members Newsletter 2'],
+  );
+
+  examples(
+    groups
+      .command('clear <group>')
+      .description('remove every member from a group, or only those of one status')
+      .option('--status <a|e|f|o>', 'only members with this status')
+      .action(
+        action(async (ctx, ref: string, o: { status?: string }) => {
+          const api = await ctx.api();
+          const id = await groupId(api, ctx, ref);
+          const status = o.status ? statusLetter(o.status, ['a', 'e', 'f', 'o']) : undefined;
+          await ctx.confirm(`remove ${status ? `members with status ${status}` : 'every member'} from group ${id}`);
+          await ctx.done(await api.delete(`/groups/${id}/members`, { member_status_id: status }), `Cleared group ${id}.`);
+        }),
+      ),
+    ['amsg groups clear Newsletter --status o --yes'],
+  );
+
+  examples(
+    groups
+      .command('copy <from> <to>')
+      .description('copy the members of one group into another')
+      .option('--status <list>', 'only these statuses, e.g. a,o', collectList)
+      .action(
+        action(async (ctx, fromRef: string, toRef: string, o: { status?: string[] }) => {
+          const api = await ctx.api();
+          const from = await groupId(api, ctx, fromRef);
+          const to = await groupId(api, ctx, toRef);
+          const body = { member_status_id: o.status?.map((s) => statusLetter(s, ['a', 'e', 'f', 'o'])) };
+          await ctx.done(await api.put(`/groups/${from}/${to}/members/copy`, body), `Copied group ${from} into group ${to}.`);
+        }),
+      ),
+    ['amsg groups copy Newsletter Everyone --status a'],
+  );
+}

@@ -1,0 +1,86 @@
+import { Command } from 'commander';
+import { action, examples, UsageError } from '../src/cli/context.js';
+
+const KEY_COLUMNS = ['key_id', 'user_id', 'user_email', 'public_key', 'label', 'created_at', 'revoked_at'];
+
+export function register(program: Command) {
+  const keys = program.command('keys').description('API key pairs');
+  examples(
+    keys
+      .command('list')
+      .description("the account's keys (public halves)")
+      .option('--all', 'include revoked keys')
+      .action(
+        action(async (ctx, o: { all?: boolean }) => {
+          const api = await ctx.api();
+          await ctx.print(await api.get('/keys', { include_revoked: o.all }), { columns: KEY_COLUMNS });
+        }),
+      ),
+    ['amsg keys list'],
+  );
+  examples(
+    keys
+      .command('create')
+      .description('create a key pair; the private key is shown only this once')
+      .option('--user <id>', 'the user the key acts as (default: you)')
+      .option('--label <text>', 'what the key is for')
+      .action(
+        action(async (ctx, o: { user?: string; label?: string }) => {
+          if (o.user !== undefined && !/^\d+$/.test(o.user)) throw new UsageError(`--user must be a user id, got "${o.user}"`);
+          const api = await ctx.api();
+          const key = await api.post<{ public_key: string; private_key: string }>('/keys', {
+            user_id: o.user === undefined ? undefined : Number(o.user),
+            label: o.label,
+          });
+          ctx.note('the private key is shown only now; AMSG_API_KEY takes public:private');
+          await ctx.print(key);
+        }),
+      ),
+    ['amsg keys create --label "CI job"', 'amsg keys create --user 2 --json'],
+  );
+  examples(
+    keys
+      .command('revoke <key-id>')
+      .description('revoke a key; calls with it fail from now on')
+      .action(
+        action(async (ctx, id: string) => {
+          if (!/^\d+$/.test(id)) throw new UsageError(`the key id must be a number (see amsg keys list), got "${id}"`);
+          const api = await ctx.api();
+          await ctx.confirm(`revoke key ${id}`);
+          await ctx.done(await api.delete(`/keys/${id}`), `Revoked key ${id}.`);
+        }),
+      ),
+    ['amsg keys revoke 3 --yes'],
+  );
+
+  const users = program.command('users').description('users of the account, with roles and permissions');
+  examples(
+    users
+      .command('list')
+      .description('list users')
+      .action(
+        action(async (ctx) => {
+          const api = await ctx.api();
+          await ctx.print(await api.get('/users'));
+        }),
+      ),
+    ['amsg users list'],
+  );
+  examples(
+    users
+      .command('create <email>')
+      .description('add a user')
+      .requiredOption('--role <role>', 'owner, manager or user')
+      .option('--billing-access', 'may read and change billing settings')
+      .option('--manage-users', 'may manage users (managers)')
+      .action(
+        action(async (ctx, email: string, o: { role: string; billingAccess?: boolean; manageUsers?: boolean }) => {
+          const api = await ctx.api();
+          await ctx.print(
+            await api.post('/users', { email, role: o.role, billing_access: o.billingAccess, manage_users: o.manageUsers }),
+          );
+        }),
+      ),
+    ['amsg users create ops@example.com --role manager --manage-users'],
+  );
+}

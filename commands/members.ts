@@ -1,0 +1,369 @@
+import { Command } from 'commander';
+import { action, examples, UsageError } from '../src/cli/context.js';
+import { seg } from '../src/client/api.js';
+import {
+  collect,
+  collectList,
+  groupId,
+  groupIds,
+  memberId,
+  parseFieldPairs,
+  parseIds,
+  statusLetter,
+} from '../src/cli/resolve.js';
+
+const MEMBER_COLUMNS = ['member_id', 'email', 'status', 'fields', 'member_since', 'last_modified_at', 'deleted_at'];
+const GROUP_COLUMNS = ['member_group_id', 'group_name', 'active_count', 'error_count', 'optout_count'];
+
+/** The sms object from CLI flags, or undefined when none was given. */
+function smsFrom(o: { phone?: string; smsTransactional?: string; smsPromotional?: string }) {
+  if (!o.phone && !o.smsTransactional && !o.smsPromotional) return undefined;
+  return {
+    phone_number: o.phone,
+    transactional_status: o.smsTransactional,
+    promotional_status: o.smsPromotional,
+  };
+}
+
+export function register(program: Command) {
+  const members = program.command('members').description('members: add, read, update, status changes, archive and purge');
+
+  examples(
+    members
+      .command('list')
+      .description('list members (live ones unless told otherwise)')
+      .option('--deleted', 'include archived members')
+      .option('--deleted-only', 'only archived members')
+      .option('--deleted-range <from~to>', 'archived in a date range: YYYY-MM-DD~YYYY-MM-DD, either side optional')
+      .option('--exclude-fields', 'base attributes only')
+      .option('--start <n>', 'zero-based start of the window')
+      .option('--end <n>', 'end of the window (default start+500)')
+      .option('--count', 'print only how many there are')
+      .action(
+        action(async (ctx, o: Record<string, string | boolean | undefined>) => {
+          const api = await ctx.api();
+          const query = {
+            deleted: o.deleted as boolean | undefined,
+            deleted_only: o.deletedOnly as boolean | undefined,
+            deleted_range: o.deletedRange as string | undefined,
+            exclude_fields: o.excludeFields as boolean | undefined,
+            start: o.start as string | undefined,
+            end: o.end as string | undefined,
+            count: o.count as boolean | undefined,
+          };
+          await ctx.print(await api.get('/members', query), { columns: MEMBER_COLUMNS });
+        }),
+      ),
+    ['amsg members list', 'amsg members list --deleted-range 2026-01-01~ --json', 'amsg members list --count'],
+  );
+
+  examples(
+    members
+      .command('get <member>')
+      .description('show one member, by id or e-mail address')
+      .option('--deleted', 'also find an archived member')
+      .action(
+        action(async (ctx, ref: string, o: { deleted?: boolean }) => {
+          const api = await ctx.api();
+          const path = /^\d+$/.test(ref) ? `/members/${ref}` : `/members/email/${seg(ref)}`;
+          await ctx.print(await api.get(path, { deleted: o.deleted }));
+        }),
+      ),
+    ['amsg members get 42', 'amsg members get ada@example.com --json'],
+  );
+
+  examples(
+    members
+      .command('add <email>')
+      .description('add a member, or update the member with this address (an opt-out stays opted out)')
+      .option('--field <name=value>', 'a field value (repeatable); JSON for lists: tags=["a","b"]', collect)
+      .option('--group <name|id>', 'add to this group, created if no group has the name (repeatable)', collectList)
+      .option('--phone <number>', 'SMS phone number in international form')
+      .option('--sms-transactional <a|o>', 'SMS transactional status')
+      .option('--sms-promotional <a|o>', 'SMS promotional status')
+      .action(
+        action(async (ctx, email: string, o: { field?: string[]; group?: string[]; phone?: string; smsTransactional?: string; smsPromotional?: string }) => {
+          const fields = parseFieldPairs(o.field);
+          const api = await ctx.api();
+          const group_ids = await groupIds(api, ctx, o.group, true);
+          const result = await api.post<{ member_id: number; added: boolean; status: string }>('/members/add', {
+            email,
+            fields,
+            group_ids: group_ids.length ? group_ids : undefined,
+            sms: smsFrom(o),
+          });
+          await ctx.done(result, `${result.added ? 'Added' : 'Updated'} member ${result.member_id} (status ${result.status}).`);
+        }),
+      ),
+    [
+      'amsg members add ada@example.com --field first_name=Ada --group Newsletter',
+      'amsg members add bo@example.com --phone +4791234567 --sms-promotional a',
+    ],
+  );
+
+  examples(
+    members
+      .command('signup <email>')
+      .description('sign a member up into groups (nothing changes when the member is already in them)')
+      .requiredOption('--group <name|id>', 'group to sign up to (repeatable)', collectList)
+      .option('--field <name=value>', 'a field value (repeatable)', collect)
+      .action(
+        action(async (ctx, email: string, o: { group: string[]; field?: string[] }) => {
+          const api = await ctx.api();
+          const result = await api.post<{ member_id: number; status: string }>('/members/signup', {
+            email,
+            group_ids: await groupIds(api, ctx, o.group),
+            fields: o.field ? parseFieldPairs(o.field) : undefined,
+          });
+          await ctx.done(result, `Member ${result.member_id} signed up (status ${result.status}).`);
+        }),
+      ),
+    ['amsg members signup ada@example.com --group Newsletter'],
+  );
+
+  examples(
+    members
+      .command('update <member>')
+      .description('change a member (archived ones too): e-mail, fields, status, phone')
+      .option('--email <address>', 'new e-mail address')
+      .option('--field <name=value>', 'a field value (repeatable; empty value clears it)', collect)
+      .option('--status <a|e|o>', 'new status')
+      .option('--phone <number>', 'SMS phone number')
+      .option('--sms-transactional <a|o>', 'SMS transactional status')
+      .option('--sms-promotional <a|o>', 'SMS promotional status')
+      .action(
+        action(async (ctx, ref: string, o: { email?: string; field?: string[]; status?: string; phone?: string; smsTransactional?: string; smsPromotional?: string }) => {
+          const body = {
+            email: o.email,
+            fields: o.field ? parseFieldPairs(o.field) : undefined,
+            status_to: o.status ? statusLetter(o.status, ['a', 'e', 'o']) : undefined,
+            sms: smsFrom(o),
+          };
+          if (Object.values(body).every((v) => v === undefined)) throw new UsageError('nothing to change: give --email, --field, --status or --phone');
+          const api = await ctx.api();
+          const id = await memberId(api, ref);
+          await ctx.done(await api.put(`/members/${id}`, body), `Updated member ${id}.`);
+        }),
+      ),
+    ['amsg members update ada@example.com --field first_name=Ada --field city=Oslo', 'amsg members update 42 --email new@example.com'],
+  );
+
+  examples(
+    members
+      .command('optout <email>')
+      .description('opt a member out (true also when already opted out)')
+      .action(
+        action(async (ctx, email: string) => {
+          const api = await ctx.api();
+          await ctx.done(await api.put(`/members/email/optout/${seg(email)}`), `Opted out ${email}.`);
+        }),
+      ),
+    ['amsg members optout ada@example.com'],
+  );
+
+  examples(
+    members
+      .command('optouts <member>')
+      .description("a member's opt-out history")
+      .action(
+        action(async (ctx, ref: string) => {
+          const api = await ctx.api();
+          await ctx.print(await api.get(`/members/${await memberId(api, ref)}/optout`));
+        }),
+      ),
+    ['amsg members optouts ada@example.com'],
+  );
+
+  examples(
+    members
+      .command('mailings <member>')
+      .description("a member's mailing history")
+      .action(
+        action(async (ctx, ref: string) => {
+          const api = await ctx.api();
+          await ctx.print(await api.get(`/members/${await memberId(api, ref)}/mailings`));
+        }),
+      ),
+    ['amsg members mailings 42'],
+  );
+
+  examples(
+    members
+      .command('delete [members...]')
+      .description('archive members (by id or e-mail), or every member of a status; archived members stay readable with --deleted')
+      .option('--status <a|e|o>', 'archive every member with this status')
+      .action(
+        action(async (ctx, refs: string[], o: { status?: string }) => {
+          if (o.status && refs.length) throw new UsageError('give members or --status, not both');
+          if (!o.status && !refs.length) throw new UsageError('give the members to archive, or --status');
+          const api = await ctx.api();
+          if (o.status) {
+            const status = statusLetter(o.status, ['a', 'e', 'o']);
+            await ctx.confirm(`archive every member with status ${status}`);
+            return ctx.done(await api.delete('/members', { member_status_id: status }), `Archived every member with status ${status}.`);
+          }
+          const ids = await Promise.all(refs.map((r) => memberId(api, r)));
+          await ctx.confirm(`archive ${ids.length === 1 ? `member ${ids[0]}` : `${ids.length} members`}`);
+          if (ids.length === 1) return ctx.done(await api.delete(`/members/${ids[0]}`), `Archived member ${ids[0]}.`);
+          const all = await api.put<boolean>('/members/delete', { member_ids: ids });
+          await ctx.done(all, all ? `Archived ${ids.length} members.` : 'Archived the members that exist; some ids were not found.');
+        }),
+      ),
+    ['amsg members delete 42 --yes', 'amsg members delete --status e --yes'],
+  );
+
+  examples(
+    members
+      .command('status <members...>')
+      .description('set the status of members (ids or e-mail addresses)')
+      .requiredOption('--to <a|e|o>', 'the new status')
+      .action(
+        action(async (ctx, refs: string[], o: { to: string }) => {
+          const to = statusLetter(o.to, ['a', 'e', 'o']);
+          const api = await ctx.api();
+          const ids = await Promise.all(refs.map((r) => memberId(api, r)));
+          await ctx.confirm(`set the status of ${ids.length} member(s) to ${to}`);
+          const all = await api.put<boolean>('/members/status', { member_ids: ids, status_to: to });
+          await ctx.done(all, all ? `Set ${ids.length} member(s) to status ${to}.` : 'Some members were not found; the others were changed.');
+        }),
+      ),
+    ['amsg members status 42 43 --to o --yes'],
+  );
+
+  examples(
+    members
+      .command('move-status')
+      .description('move every member of one status to another (optionally within one group)')
+      .requiredOption('--from <a|e|f|o>', 'members currently in this status')
+      .requiredOption('--to <a|e|o>', 'take this status')
+      .option('--group <name|id>', 'only members of this group')
+      .action(
+        action(async (ctx, o: { from: string; to: string; group?: string }) => {
+          const from = statusLetter(o.from, ['a', 'e', 'f', 'o']);
+          const to = statusLetter(o.to, ['a', 'e', 'o']);
+          const api = await ctx.api();
+          const group_id = o.group ? await groupId(api, ctx, o.group) : undefined;
+          await ctx.confirm(`move every member with status ${from}${group_id ? ` in group ${group_id}` : ''} to ${to}`);
+          await ctx.done(await api.put(`/members/status/${from}/to/${to}`, { group_id }), `Moved members from ${from} to ${to}.`);
+        }),
+      ),
+    ['amsg members move-status --from e --to a --group Newsletter --yes'],
+  );
+
+  const groups = members.command('groups').description("a member's groups");
+  examples(
+    groups
+      .command('list <member>')
+      .description('the groups a member is in')
+      .action(
+        action(async (ctx, ref: string) => {
+          const api = await ctx.api();
+          await ctx.print(await api.get(`/members/${await memberId(api, ref)}/groups`), { columns: GROUP_COLUMNS });
+        }),
+      ),
+    ['amsg members groups list ada@example.com'],
+  );
+  examples(
+    groups
+      .command('add <member>')
+      .description('add a member to groups (prints the groups newly joined)')
+      .requiredOption('--group <name|id>', 'group (repeatable)', collectList)
+      .action(
+        action(async (ctx, ref: string, o: { group: string[] }) => {
+          const api = await ctx.api();
+          const id = await memberId(api, ref);
+          const added = await api.put<number[]>(`/members/${id}/groups`, { group_ids: await groupIds(api, ctx, o.group) });
+          await ctx.done(added, `Member ${id} joined ${added.length} group(s).`);
+        }),
+      ),
+    ['amsg members groups add 42 --group Newsletter --group VIP'],
+  );
+  examples(
+    groups
+      .command('remove <member>')
+      .description('remove a member from some groups, or from all of them')
+      .option('--group <name|id>', 'group (repeatable)', collectList)
+      .option('--all', 'remove from every group')
+      .action(
+        action(async (ctx, ref: string, o: { group?: string[]; all?: boolean }) => {
+          if (!o.all === !o.group?.length) throw new UsageError('give --group or --all');
+          const api = await ctx.api();
+          const id = await memberId(api, ref);
+          if (o.all) {
+            await ctx.confirm(`remove member ${id} from every group`);
+            return ctx.done(await api.delete(`/members/${id}/groups`), `Member ${id} left every group.`);
+          }
+          const removed = await api.put<number[]>(`/members/${id}/groups/remove`, { group_ids: await groupIds(api, ctx, o.group) });
+          await ctx.done(removed, `Member ${id} left ${removed.length} group(s).`);
+        }),
+      ),
+    ['amsg members groups remove 42 --group VIP', 'amsg members groups remove 42 --all --yes'],
+  );
+
+  examples(
+    members
+      .command('remove-from-groups')
+      .description('remove several members from several groups (nothing changes if any does not exist)')
+      .requiredOption('--member <id>', 'member id (repeatable)', collectList)
+      .requiredOption('--group <name|id>', 'group (repeatable)', collectList)
+      .action(
+        action(async (ctx, o: { member: string[]; group: string[] }) => {
+          const api = await ctx.api();
+          const body = { member_ids: parseIds(o.member, '--member'), group_ids: await groupIds(api, ctx, o.group) };
+          await ctx.done(await api.put('/members/groups/remove', body), 'Removed.');
+        }),
+      ),
+    ['amsg members remove-from-groups --member 1,2,3 --group Newsletter'],
+  );
+
+  examples(
+    members
+      .command('copy-to-group <group>')
+      .description('copy every member of the given statuses into a group')
+      .option('--status <list>', 'statuses to copy, e.g. a,o', 'a')
+      .action(
+        action(async (ctx, ref: string, o: { status: string }) => {
+          const api = await ctx.api();
+          const id = await groupId(api, ctx, ref);
+          const statuses = o.status.split(',').map((s) => statusLetter(s.trim(), ['a', 'e', 'o']));
+          await ctx.done(await api.put(`/members/${id}/copy`, { member_status_id: statuses }), `Copied members into group ${id}.`);
+        }),
+      ),
+    ['amsg members copy-to-group Everyone --status a,o'],
+  );
+
+  examples(
+    members
+      .command('purge <members...>')
+      .description('erase members from every table (right to erasure); cannot be undone')
+      .action(
+        action(async (ctx, refs: string[]) => {
+          const api = await ctx.api();
+          const ids = await Promise.all(refs.map((r) => memberId(api, r)));
+          await ctx.confirm(`erase ${ids.length} member(s) permanently`);
+          await ctx.done(await api.post('/members/purge', { member_ids: ids }), `Erased ${ids.length} member(s).`);
+        }),
+      ),
+    ['amsg members purge 42 --yes'],
+  );
+
+  examples(
+    members
+      .command('purge-archived')
+      .description('erase every archived member (optionally only of a status or group); cannot be undone')
+      .option('--status <a|e|o>', 'only archived members with this status')
+      .option('--group <name|id>', 'only archived members of this group')
+      .action(
+        action(async (ctx, o: { status?: string; group?: string }) => {
+          const api = await ctx.api();
+          const body = {
+            member_status_id: o.status ? statusLetter(o.status, ['a', 'e', 'o']) : undefined,
+            member_group_id: o.group ? String(await groupId(api, ctx, o.group)) : undefined,
+          };
+          await ctx.confirm('erase every archived member matching the filter permanently');
+          await ctx.done(await api.put('/members/purgeall', body), 'Erased the archived members.');
+        }),
+      ),
+    ['amsg members purge-archived --status o --yes'],
+  );
+}
