@@ -4,6 +4,7 @@
  */
 import type { Api } from '../client/api.js';
 import { seg } from '../client/api.js';
+import { ApiError } from '../api/errors.js';
 import { UsageError, type RunContext } from './context.js';
 
 const isId = (ref: string) => /^\d+$/.test(ref);
@@ -73,10 +74,20 @@ export async function groupIds(api: Api, ctx: RunContext, refs: string[] = [], c
     if (missing.length && !create)
       throw new UsageError(`no group named ${missing.map((m) => `"${m}"`).join(', ')} (see amsg groups list)`);
     if (missing.length) {
-      const created = await api.post<GroupRef[]>('/groups', { groups: missing.map((group_name) => ({ group_name })) });
-      for (const g of created) {
-        byName.set(g.group_name.toLowerCase(), g.member_group_id);
-        ctx.note(`created group "${g.group_name}" (id ${g.member_group_id})`);
+      try {
+        const created = await api.post<GroupRef[]>('/groups', { groups: missing.map((group_name) => ({ group_name })) });
+        for (const g of created) {
+          byName.set(g.group_name.toLowerCase(), g.member_group_id);
+          ctx.note(`created group "${g.group_name}" (id ${g.member_group_id})`);
+        }
+      } catch (err) {
+        // Another process (a parallel import script) created one of them first:
+        // creation is all-or-none, so look them all up again.
+        if (!(err instanceof ApiError && err.status === 400 && /already exists/.test(err.message))) throw err;
+        const again = await api.get<GroupRef[]>('/groups', { group_types: 'g,h,s', end: 1_000_000 });
+        for (const g of again) byName.set(g.group_name.toLowerCase(), g.member_group_id);
+        const still = missing.filter((n) => !byName.has(n.toLowerCase()));
+        if (still.length) return groupIds(api, ctx, refs, create);
       }
     }
   }

@@ -43,26 +43,43 @@ class RateLimiter {
   }
 }
 
+/** How long an over-limit upload may go on being read (and dropped) after its 413. */
+const LINGER_MS = 2_000;
+
 /** Answers a request's body text, or undefined once it has answered 413. */
 async function readBody(req: http.IncomingMessage, res: http.ServerResponse): Promise<string | undefined> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > BODY_LIMIT) {
     send(res, { status: 413, body: { error: `request body exceeds the 10 MB limit (${declared} bytes)` } });
-    req.resume();
+    discardRest(req);
     return undefined;
   }
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
+  // Leaving the loop must not destroy the request: see discardRest.
+  for await (const chunk of req.iterator({ destroyOnReturn: false })) {
     size += (chunk as Buffer).length;
     if (size > BODY_LIMIT) {
-      send(res, { status: 413, body: { error: 'request body exceeds the 10 MB limit' } }, { connection: 'close' });
-      req.destroy();
+      send(res, { status: 413, body: { error: 'request body exceeds the 10 MB limit' } });
+      discardRest(req);
       return undefined;
     }
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Reads and drops the rest of a refused upload for a while. Closing the socket at once
+ * leaves the client's unsent bytes unread, the kernel answers them with a reset, and
+ * the client sees ECONNRESET instead of the 413; the timer bounds an endless body.
+ */
+function discardRest(req: http.IncomingMessage) {
+  const linger = setTimeout(() => req.destroy(), LINGER_MS);
+  linger.unref();
+  req.once('end', () => clearTimeout(linger));
+  req.once('close', () => clearTimeout(linger));
+  req.resume();
 }
 
 function send(res: http.ServerResponse, r: ApiResponse, headers: http.OutgoingHttpHeaders = {}) {

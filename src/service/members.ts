@@ -116,7 +116,10 @@ function deletedFilter(ctx: Ctx, q: MemberListQuery): { sql: string; params: str
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
-/** Answers [from, to) as stored timestamps; an omitted start is the minimum date, an omitted end is now. */
+/**
+ * Answers [from, to) as stored timestamps; an omitted start is the minimum date, an omitted
+ * end is now: the end of today, so a member archived this very moment is included.
+ */
 export function parseDeletedRange(range: string, now: string): [string, string] {
   const fail = () =>
     badRequest(`deleted_range: "${range}" must be YYYY-MM-DD, YYYY-MM-DD~YYYY-MM-DD, ~YYYY-MM-DD or YYYY-MM-DD~`, {
@@ -135,7 +138,7 @@ export function parseDeletedRange(range: string, now: string): [string, string] 
   const [from, to, ...rest] = range.split('~');
   if (rest.length) throw fail();
   // An end date is inclusive of that whole day.
-  return [from ? checkDay(from) : '0000-01-01', to ? nextDay(checkDay(to)) : now];
+  return [from ? checkDay(from) : '0000-01-01', nextDay(to ? checkDay(to) : now.slice(0, 10))];
 }
 
 export function listMembers(ctx: Ctx, q: MemberListQuery): MemberRecord[] {
@@ -324,6 +327,11 @@ function smsColumns(now: string, current: MemberRow | undefined, sms: SmsInput |
     }
   }
   const hasPhone = number !== undefined || !!current?.sms_phone_number;
+  // An explicit region_code applies to the number the member keeps, too.
+  if (sms?.region_code !== undefined && cols.sms_phone_number === undefined) {
+    if (!hasPhone) throw badRequest('sms.region_code: the member has no phone number; give sms.phone_number', { field: 'sms.region_code' });
+    if (sms.region_code !== current?.sms_region_code) cols.sms_region_code = sms.region_code;
+  }
   for (const kind of ['transactional', 'promotional'] as const) {
     const status = sms?.[`${kind}_status`];
     if (status === undefined) continue;

@@ -4,7 +4,7 @@ import * as enc from '../encode.js';
 import * as groups from '../../service/groups.js';
 import * as memberships from '../../service/memberships.js';
 import { GROUP_TYPES } from '../../service/groups.js';
-import { MEMBER_STATUSES } from '../../service/members.js';
+import { MEMBER_STATUSES, windowOf } from '../../service/members.js';
 
 const groupId = s.object({ member_group_id: s.idText() });
 const memberIds = s.object({ member_ids: s.array(s.id(), { min: 1 }) });
@@ -28,8 +28,8 @@ export const groupRoutes = [
     handler: ({ ctx, query }) => {
       const all = groups.listGroups(ctx, query.group_types?.length ? query.group_types : ['g']);
       if (query.count) return all.length;
-      const start = query.start ?? 0;
-      return all.slice(start, query.end ?? start + 500).map(enc.group);
+      const { limit, offset } = windowOf(query);
+      return all.slice(offset, offset + limit).map(enc.group);
     },
   }),
   route({
