@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { ApiError } from '../api/errors.js';
 import { connect, type Api } from '../client/api.js';
-import { resolveSettings, SettingsError, isTrue, type Settings } from '../client/config.js';
+import { resolveSettings, SettingsError, isTrue, type ConnectionFlags, type Settings } from '../client/config.js';
 import { ConnectionError } from '../client/transport.js';
 import { FORMATS, render, type Format, type View } from './output.js';
 
@@ -11,14 +11,7 @@ export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, rowErrors: 4 
 /** Bad usage detected by amsg itself (exit 2). */
 export class UsageError extends Error {}
 
-export interface GlobalOptions {
-  local?: boolean;
-  db?: string;
-  baseUrl?: string;
-  apiKey?: string;
-  account?: string;
-  profile?: string;
-  output?: string;
+export interface GlobalOptions extends ConnectionFlags {
   json?: boolean;
   yes?: boolean;
   quiet?: boolean;
@@ -44,18 +37,7 @@ export class RunContext {
   }
 
   get settings(): Settings {
-    return (this.settingsCache ??= resolveSettings(
-      {
-        local: this.opts.local,
-        db: this.opts.db,
-        baseUrl: this.opts.baseUrl,
-        apiKey: this.opts.apiKey,
-        account: this.opts.account,
-        profile: this.opts.profile,
-        output: this.opts.output,
-      },
-      this.env,
-    ));
+    return (this.settingsCache ??= resolveSettings(this.opts, this.env));
   }
 
   get quiet(): boolean {

@@ -98,13 +98,7 @@ export function localActor(db: Db, accountId: number): Actor {
   return toActor(owner);
 }
 
-export interface UserRecord {
-  user_id: number;
-  account_id: number;
-  email: string;
-  role: Role;
-  billing_access: boolean;
-  manage_users: boolean;
+export interface UserRecord extends Actor {
   created_at: string;
 }
 

@@ -171,10 +171,11 @@ const stripUndefined = <T extends object>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 function fieldHasValues(ctx: Ctx, fieldId: number): boolean {
+  // The path is built here: a JS number binds as a REAL, which SQL would concatenate as "1.0".
   return !!stmt(
     ctx.db,
-    `SELECT 1 FROM members WHERE account_id = ? AND json_type(field_values, '$."' || ? || '"') IS NOT NULL LIMIT 1`,
-  ).get(ctx.accountId, fieldId);
+    `SELECT 1 FROM members WHERE account_id = ? AND json_type(field_values, ?) IS NOT NULL LIMIT 1`,
+  ).get(ctx.accountId, `$."${fieldId}"`);
 }
 
 /** Deletes a field and its values (a later field of the same name starts empty). */
@@ -299,7 +300,7 @@ export function coerceValue(field: FieldRecord, value: unknown, path: string): u
     case 'timestamp': {
       const m = text !== undefined ? /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?/.exec(text) : null;
       const t = text !== undefined ? Date.parse(/[zZ]|[+-]\d{2}:?\d{2}$/.test(text) ? text : `${text}Z`) : NaN;
-      if (!m || Number.isNaN(t))
+      if (!m || Number.isNaN(t) || !validDate(+m[1], +m[2], +m[3]))
         throw fail(`must be a date-time YYYY-MM-DDThh:mm:ss for a timestamp field, got ${JSON.stringify(value)}`);
       return new Date(t).toISOString().slice(0, 19);
     }

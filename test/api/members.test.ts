@@ -559,8 +559,21 @@ describe('POST /{account_id}/members/signup', () => {
     expect(res).toEqual({ status: 200, body: { member_id: 1, status: 'a' } });
   });
 
-  it('needs at least one existing group', async () => {
-    expectFieldError(await s.call('POST', '/1/members/signup', { body: { email: 'a@x.org', group_ids: [] } }), 'group_ids');
+  it('an existing member with an empty group_ids: only member_id and status, nothing changes', async () => {
+    await addMember(s, 'a@x.org');
+    await setStatus(s, [1], 'e');
+    const before = snapshot(s);
+    s.clock.advance(DAY);
+    expect(await s.call('POST', '/1/members/signup', { body: { email: 'a@x.org', group_ids: [] } })).toEqual({
+      status: 200,
+      body: { member_id: 1, status: 'e' },
+    });
+    expect(snapshot(s)).toBe(before);
+  });
+
+  it('needs group_ids, and every group must exist', async () => {
+    expectFieldError(await s.call('POST', '/1/members/signup', { body: { email: 'a@x.org' } }), 'group_ids');
+    expectFieldError(await s.call('POST', '/1/members/signup', { body: { email: 'a@x.org', group_ids: [0] } }), 'group_ids[0]');
     expect(await s.call('POST', '/1/members/signup', { body: { email: 'a@x.org', group_ids: [5] } })).toEqual({
       status: 404,
       body: { error: 'group 5 not found' },

@@ -104,7 +104,8 @@ export const memberRoutes = [
     summary: 'Sign a member up into groups (nothing changes for an existing member without new groups)',
     body: s.object({
       email: s.email(),
-      group_ids: ids(1),
+      // May be empty: "no new group ids" for an existing member answers its id and status and changes nothing.
+      group_ids: ids(),
       fields: s.optional(s.record()),
       signup_form_id: s.optional(s.id()),
       opt_in_subject: s.optional(s.string()),
