@@ -27,7 +27,8 @@ export function makeService(now = T0): TestService {
   const file = join(dir, 'amsg.db');
   const db = openDb(file);
   const clock = fixedClock(now);
-  initialize(db, clock);
+  // Without the standard fields, so each test defines exactly the fields it uses.
+  initialize(db, clock, { standardFields: false });
   const router = new Router(db, clock);
   const actor = localActor(db, 1);
   return {

@@ -150,15 +150,6 @@ export function optional<T>(inner: Schema<T>): Schema<T | undefined> {
   };
 }
 
-/** Optional, and null means "not given" (clients send null for absent values). */
-export function nullable<T>(inner: Schema<T>): Schema<T | undefined> {
-  return {
-    optional: true,
-    json: () => ({ ...inner.json(), nullable: true }),
-    parse: (v, path) => (v === undefined || v === null ? undefined : inner.parse(v, path)),
-  };
-}
-
 export function withDefault<T>(inner: Schema<T>, fallback: T): Schema<T> {
   return {
     optional: true,

@@ -16,6 +16,11 @@ export function accountAccessible(db: Db, actor: Actor, accountId: number): bool
   return !!row && row.parent_account_id === actor.account_id;
 }
 
+const STANDARD_FIELDS = [
+  ['first_name', 'First Name'],
+  ['last_name', 'Last Name'],
+] as const;
+
 export interface InitResult {
   created: boolean;
   account_id: number;
@@ -31,7 +36,7 @@ export interface InitResult {
 export function initialize(
   db: Db,
   clock: Clock,
-  opts: { accountName?: string; ownerEmail?: string } = {},
+  opts: { accountName?: string; ownerEmail?: string; standardFields?: boolean } = {},
 ): InitResult {
   return inTransaction(db, () => {
     const existing = db.prepare('SELECT account_id FROM accounts ORDER BY account_id LIMIT 1').get() as
@@ -55,6 +60,13 @@ export function initialize(
         )
         .run(accountId, (opts.ownerEmail ?? 'owner@localhost').toLowerCase(), now).lastInsertRowid,
     );
+    // New accounts of the real service come with the standard name fields.
+    if (opts.standardFields !== false)
+      for (const [i, [name, display]] of STANDARD_FIELDS.entries())
+        db.prepare(
+          `INSERT INTO fields (account_id, shortcut_name, display_name, field_type, widget_type, column_order)
+           VALUES (?, ?, ?, 'text', 'text', ?)`,
+        ).run(accountId, name, display, i + 1);
     const key = insertKey(db, userId, 'created by amsg init', now);
     return { created: true, account_id: accountId, user_id: userId, ...key };
   });

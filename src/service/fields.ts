@@ -123,7 +123,7 @@ export function createField(ctx: Ctx, input: FieldInput & { shortcut_name: strin
       widget_type,
       input.required ? 1 : 0,
       order,
-      input.options ? JSON.stringify(input.options) : null,
+      input.options?.length ? JSON.stringify(input.options) : null,
     ).lastInsertRowid;
     return Number(id);
   });
@@ -145,6 +145,8 @@ export function updateField(ctx: Ctx, fieldId: number, input: FieldInput): numbe
         );
       if (!input.widget_type) next.widget_type = WIDGETS_BY_TYPE[next.field_type][0];
     }
+    // Moving to a widget that takes no options drops the old ones.
+    if (input.options === undefined && !WIDGETS_WITH_OPTIONS.includes(next.widget_type)) next.options = null;
     checkDefinition(next);
     if (input.shortcut_name) assertNameFree(ctx, input.shortcut_name, fieldId);
     stmt(
@@ -160,7 +162,7 @@ export function updateField(ctx: Ctx, fieldId: number, input: FieldInput): numbe
       next.widget_type,
       next.required ? 1 : 0,
       next.column_order,
-      next.options ? JSON.stringify(next.options) : null,
+      next.options?.length ? JSON.stringify(next.options) : null,
       fieldId,
     );
     return fieldId;
@@ -241,14 +243,15 @@ export class FieldCatalog {
     return out;
   }
 
-  /** Stored `{field_id: value}` JSON to `{shortcut_name: value}`, live fields only. */
+  /** Stored `{field_id: value}` JSON to `{shortcut_name: value}`, live fields only, in column order. */
   toNamed(stored: string): Record<string, unknown> {
     if (stored === '{}') return {};
     const values = JSON.parse(stored) as Record<string, unknown>;
     const out: Record<string, unknown> = {};
-    for (const [id, value] of Object.entries(values)) {
-      const field = this.byId.get(Number(id));
-      if (field) out[field.shortcut_name] = value;
+    // In column order, whatever order the values were written in.
+    for (const field of this.byId.values()) {
+      const value = values[field.field_id];
+      if (value !== undefined) out[field.shortcut_name] = value;
     }
     return out;
   }

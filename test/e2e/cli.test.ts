@@ -41,12 +41,12 @@ describe.each<Mode>(['local', 'remote'])('amsg CLI (%s)', (mode) => {
   });
 
   test('fields: create, list, the widget table, unique names', async () => {
-    expect(await json('fields', 'create', 'first_name', '--type', 'text', '--display-name', 'First name')).toBe(1);
-    expect(await json('fields', 'create', 'birthday', '--type', 'date')).toBe(2);
-    expect(await json('fields', 'create', 'score', '--type', 'numeric')).toBe(3);
+    // first_name and last_name come with every new account.
+    expect(await json('fields', 'create', 'birthday', '--type', 'date', '--display-name', 'Birthday')).toBe(3);
+    expect(await json('fields', 'create', 'score', '--type', 'numeric')).toBe(4);
     expect(
       await json('fields', 'create', 'interests', '--type', 'text[]', '--widget', 'check_multiple', '--options', 'news,offers'),
-    ).toBe(4);
+    ).toBe(5);
     const dup = await run('fields', 'create', 'First_Name', '--type', 'text');
     expect(dup.exitCode).toBe(1);
     expect(dup.stderr).toContain('HTTP 400');
@@ -55,14 +55,15 @@ describe.each<Mode>(['local', 'remote'])('amsg CLI (%s)', (mode) => {
     expect(widget.exitCode).toBe(1);
     expect(widget.stderr).toContain('widget_type: "text" is not allowed for field_type boolean (allowed: checkbox)');
     const list = await json('fields', 'list');
-    expect(list.map((f: any) => [f.field_id, f.shortcut_name, f.field_type, f.widget_type])).toEqual([
-      [1, 'first_name', 'text', 'text'],
-      [2, 'birthday', 'date', 'date'],
-      [3, 'score', 'numeric', 'number'],
-      [4, 'interests', 'text[]', 'check_multiple'],
+    expect(list.map((f: any) => [f.field_id, f.shortcut_name, f.display_name, f.field_type, f.widget_type])).toEqual([
+      [1, 'first_name', 'First Name', 'text', 'text'],
+      [2, 'last_name', 'Last Name', 'text', 'text'],
+      [3, 'birthday', 'Birthday', 'date', 'date'],
+      [4, 'score', 'score', 'numeric', 'number'],
+      [5, 'interests', 'interests', 'text[]', 'check_multiple'],
     ]);
-    expect(list[3]).toEqual({
-      field_id: 4,
+    expect(list[4]).toEqual({
+      field_id: 5,
       account_id: 1,
       shortcut_name: 'interests',
       display_name: 'interests',
@@ -70,7 +71,7 @@ describe.each<Mode>(['local', 'remote'])('amsg CLI (%s)', (mode) => {
       field_type: 'text[]',
       widget_type: 'check_multiple',
       required: false,
-      column_order: 4,
+      column_order: 5,
       deleted_at: null,
       options: ['news', 'offers'],
     });
