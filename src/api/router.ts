@@ -24,6 +24,8 @@ export interface ApiResponse {
   status: number;
   body?: unknown;
   raw?: RawBody;
+  /** Extra HTTP headers (the local transport has no use for them). */
+  headers?: Record<string, string>;
 }
 
 const NO_INPUT = object({});
@@ -73,8 +75,12 @@ export class Router {
     const found = this.fmw.find(req.method as Method, req.path);
     if (!found) {
       const other = this.allowedMethods(req.path);
+      // HTTP requires a 405 to list the allowed methods in an Allow header too.
       if (other.length)
-        throw new ApiError(405, `${req.method} is not allowed on ${req.path} (allowed: ${other.join(', ')})`);
+        return {
+          ...errorResponse(new ApiError(405, `${req.method} is not allowed on ${req.path} (allowed: ${other.join(', ')})`)),
+          headers: { allow: other.join(', ') },
+        };
       throw new ApiError(404, `no such operation: ${req.method} ${req.path}`);
     }
     const { route, names } = found.store as Match;

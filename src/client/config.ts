@@ -72,7 +72,8 @@ export function resolveSettings(flags: ConnectionFlags, env: NodeJS.ProcessEnv =
   const wantsLocal = flags.local || flags.db !== undefined || (!flags.baseUrl && isTrue(env.AMSG_LOCAL));
   const baseUrl = wantsLocal ? undefined : pick(flags.baseUrl, 'AMSG_BASE_URL', 'base_url');
   const accountText = pick(flags.account, 'AMSG_ACCOUNT', 'account') ?? '1';
-  if (!/^\d+$/.test(accountText) || Number(accountText) < 1)
+  // Ids are 64-bit, but one that does not fit a safe integer would be silently rounded.
+  if (!/^\d+$/.test(accountText) || !Number.isSafeInteger(Number(accountText)) || Number(accountText) < 1)
     throw new SettingsError(`account must be a positive integer id, got "${accountText}"`);
   if (baseUrl) {
     try {

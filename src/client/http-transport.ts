@@ -16,8 +16,11 @@ export interface HttpOptions {
 /** Statuses worth another try for an idempotent call (403 only with the rate-limit body). */
 const RETRY_STATUSES = new Set([429, 502, 503, 504]);
 const IDEMPOTENT = new Set(['GET', 'PUT', 'DELETE']);
-/** Errors after which the request may have reached the server. */
+/** Errors after which the request cannot have reached the server, so even a POST may be sent again. */
 const CONNECT_ONLY = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** The longest Retry-After worth waiting for inside one command. */
+const MAX_RETRY_AFTER_MS = 30_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -67,8 +70,12 @@ export class HttpTransport implements Transport {
       if (status < 400) return body;
       const rateLimited = status === 403 && (body as { error?: string })?.error === 'Rate Limit Exceeded';
       if (idempotent && (RETRY_STATUSES.has(status) || rateLimited) && attempt < attempts) {
-        await sleep(retryAfter !== undefined ? Math.min(retryAfter * 1000, 30_000) : this.backoff(attempt));
-        continue;
+        // Retrying sooner than the server asked is refused again, so a longer wait is
+        // the caller's to decide on: answer the error now instead of blocking.
+        if (retryAfter === undefined || retryAfter * 1000 <= MAX_RETRY_AFTER_MS) {
+          await sleep(retryAfter !== undefined ? retryAfter * 1000 : this.backoff(attempt));
+          continue;
+        }
       }
       throw ApiError.fromResponse(status, body);
     }

@@ -47,11 +47,15 @@ class RateLimiter {
 const LINGER_MS = 2_000;
 
 /** Answers a request's body text, or undefined once it has answered 413. */
-async function readBody(req: http.IncomingMessage, res: http.ServerResponse): Promise<string | undefined> {
+async function readBody(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  lingering: Set<http.IncomingMessage>,
+): Promise<string | undefined> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > BODY_LIMIT) {
     send(res, { status: 413, body: { error: `request body exceeds the 10 MB limit (${declared} bytes)` } });
-    discardRest(req);
+    discardRest(req, res, lingering);
     return undefined;
   }
   const chunks: Buffer[] = [];
@@ -61,7 +65,7 @@ async function readBody(req: http.IncomingMessage, res: http.ServerResponse): Pr
     size += (chunk as Buffer).length;
     if (size > BODY_LIMIT) {
       send(res, { status: 413, body: { error: 'request body exceeds the 10 MB limit' } });
-      discardRest(req);
+      discardRest(req, res, lingering);
       return undefined;
     }
     chunks.push(chunk as Buffer);
@@ -71,14 +75,21 @@ async function readBody(req: http.IncomingMessage, res: http.ServerResponse): Pr
 
 /**
  * Reads and drops the rest of a refused upload for a while. Closing the socket at once
- * leaves the client's unsent bytes unread, the kernel answers them with a reset, and
- * the client sees ECONNRESET instead of the 413; the timer bounds an endless body.
+ * (or answering `connection: close`, which makes node close it) leaves the client's
+ * unsent bytes unread, the kernel answers them with a reset, and the client sees
+ * ECONNRESET instead of the 413. So the answer is followed by a half-close, which
+ * tells the client not to reuse the connection while we go on reading; the timer
+ * bounds an endless body, and close() does not wait for it.
  */
-function discardRest(req: http.IncomingMessage) {
+function discardRest(req: http.IncomingMessage, res: http.ServerResponse, lingering: Set<http.IncomingMessage>) {
   const linger = setTimeout(() => req.destroy(), LINGER_MS);
   linger.unref();
-  req.once('end', () => clearTimeout(linger));
-  req.once('close', () => clearTimeout(linger));
+  lingering.add(req);
+  req.once('close', () => {
+    clearTimeout(linger);
+    lingering.delete(req);
+  });
+  res.once('finish', () => req.socket.end());
   req.resume();
 }
 
@@ -106,8 +117,15 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const router = new Router(opts.db, opts.clock);
   const limiter = opts.rateLimit ? new RateLimiter(opts.rateLimit) : undefined;
   const openapi = JSON.stringify(openapiDocument(router.routes, VERSION));
+  const lingering = new Set<http.IncomingMessage>();
 
   const server = http.createServer(async (req, res) => {
+    // close() can only drop connections that are idle when it is called; one whose
+    // request was still in flight becomes idle here, and would otherwise be kept
+    // open until the keep-alive timeout.
+    res.once('finish', () => {
+      if (!server.listening) server.closeIdleConnections();
+    });
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
       // The interface description is public; everything else needs a key pair.
@@ -137,7 +155,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         req.resume();
         return send(res, { status: 403, body: { error: 'Rate Limit Exceeded' } }, { 'retry-after': String(wait) });
       }
-      const body = await readBody(req, res);
+      const body = await readBody(req, res, lingering);
       if (body === undefined) return;
       const query: Record<string, string> = {};
       for (const [k, v] of url.searchParams) query[k] = v;
@@ -154,7 +172,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         await pipeline(typeof data === 'string' || Buffer.isBuffer(data) ? Readable.from([data]) : Readable.from(data), res);
         return;
       }
-      send(res, result);
+      send(res, result, result.headers);
     } catch (err) {
       if (!res.headersSent) send(res, { status: 500, body: { error: `internal error: ${(err as Error).message}` } });
       else res.destroy();
@@ -175,6 +193,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
+        for (const req of lingering) req.destroy();
       }),
   };
 }
