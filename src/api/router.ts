@@ -74,6 +74,12 @@ export class Router {
       return { status: 200, body: openapiDocument(this.routes, VERSION) };
     const found = this.fmw.find(req.method as Method, req.path);
     if (!found) {
+      // find-my-way matches nothing on a path it cannot decode; say why instead of 404.
+      try {
+        decodeURIComponent(req.path);
+      } catch {
+        throw invalid('', `the path ${req.path} is not valid percent-encoding`);
+      }
       const other = this.allowedMethods(req.path);
       // HTTP requires a 405 to list the allowed methods in an Allow header too.
       if (other.length)

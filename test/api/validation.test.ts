@@ -387,3 +387,15 @@ describe('error bodies', () => {
     }
   });
 });
+
+describe('paths that cannot be decoded', () => {
+  it('broken percent-encoding is a 400 that says so', async () => {
+    const s = makeService();
+    try {
+      const r = await s.call('GET', '/1/members/email/a%E0%A4%A');
+      expect(r).toEqual({ status: 400, body: { error: 'the path /1/members/email/a%E0%A4%A is not valid percent-encoding' } });
+    } finally {
+      s.close();
+    }
+  });
+});
