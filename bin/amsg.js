@@ -8,6 +8,6 @@ const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   process.stdout.write(`${version}\n`);
 } else {
-  const { main } = await import('../dist/src/cli/main.js');
+  const { main } = await import('../dist/main.js');
   await main(process.argv, version);
 }

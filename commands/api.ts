@@ -5,8 +5,7 @@ import type { Method } from '../src/client/transport.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
-export function register(program: Command) {
-  const api = program.command('api').description('the raw service interface');
+export function register(api: Command) {
 
   examples(
     api

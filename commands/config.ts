@@ -6,8 +6,8 @@ import { configPath, PROFILE_KEYS, readConfig, writeConfig, type ProfileKey } fr
 const mask = (key: string, value: string | undefined) =>
   key === 'api_key' && value ? value.replace(/:.*/, ':••••') : value;
 
-export function register(program: Command) {
-  const config = program.command('config').description(`profiles in ${configPath()}`);
+export function register(config: Command) {
+  config.description(`configuration profiles, in ${configPath()}`);
 
   examples(
     config

@@ -38,8 +38,7 @@ const withDefinitionFlags = (cmd: Command) =>
     .option('--order <n>', 'column order')
     .option('--required', 'the field is required on forms');
 
-export function register(program: Command) {
-  const fields = program.command('fields').description('custom member fields');
+export function register(fields: Command) {
 
   examples(
     fields

@@ -5,8 +5,7 @@ import { collectList, groupId, memberId, statusLetter } from '../src/cli/resolve
 const GROUP_COLUMNS = ['member_group_id', 'group_name', 'group_type', 'active_count', 'error_count', 'optout_count'];
 const MEMBER_COLUMNS = ['member_id', 'email', 'status', 'fields', 'member_since'];
 
-export function register(program: Command) {
-  const groups = program.command('groups').description('groups of members, with their counts');
+export function register(groups: Command) {
 
   examples(
     groups

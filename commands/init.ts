@@ -3,11 +3,9 @@ import { resolve } from 'node:path';
 import { action, examples } from '../src/cli/context.js';
 import { initLocalDatabase } from '../src/client/local-transport.js';
 
-export function register(program: Command) {
+export function register(init: Command) {
   examples(
-    program
-      .command('init')
-      .description('set up a local database: account 1, its owner and an API key pair (shown once)')
+    init
       .option('--account-name <name>', 'name of the account', 'My account')
       .option('--owner-email <email>', "the owner user's e-mail address", 'owner@localhost')
       .action(

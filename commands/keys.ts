@@ -3,8 +3,7 @@ import { action, examples, UsageError } from '../src/cli/context.js';
 
 const KEY_COLUMNS = ['key_id', 'user_id', 'user_email', 'public_key', 'label', 'created_at', 'revoked_at'];
 
-export function register(program: Command) {
-  const keys = program.command('keys').description('API key pairs');
+export function register(keys: Command) {
   examples(
     keys
       .command('list')
@@ -51,36 +50,5 @@ export function register(program: Command) {
         }),
       ),
     ['amsg keys revoke 3 --yes'],
-  );
-
-  const users = program.command('users').description('users of the account, with roles and permissions');
-  examples(
-    users
-      .command('list')
-      .description('list users')
-      .action(
-        action(async (ctx) => {
-          const api = await ctx.api();
-          await ctx.print(await api.get('/users'));
-        }),
-      ),
-    ['amsg users list'],
-  );
-  examples(
-    users
-      .command('create <email>')
-      .description('add a user')
-      .requiredOption('--role <role>', 'owner, manager or user')
-      .option('--billing-access', 'may read and change billing settings')
-      .option('--manage-users', 'may manage users (managers)')
-      .action(
-        action(async (ctx, email: string, o: { role: string; billingAccess?: boolean; manageUsers?: boolean }) => {
-          const api = await ctx.api();
-          await ctx.print(
-            await api.post('/users', { email, role: o.role, billing_access: o.billingAccess, manage_users: o.manageUsers }),
-          );
-        }),
-      ),
-    ['amsg users create ops@example.com --role manager --manage-users'],
   );
 }

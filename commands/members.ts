@@ -25,8 +25,7 @@ function smsFrom(o: { phone?: string; smsTransactional?: string; smsPromotional?
   };
 }
 
-export function register(program: Command) {
-  const members = program.command('members').description('members: add, read, update, status changes, archive and purge');
+export function register(members: Command) {
 
   examples(
     members

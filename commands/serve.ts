@@ -1,11 +1,9 @@
 import { Command } from 'commander';
 import { action, examples, UsageError } from '../src/cli/context.js';
 
-export function register(program: Command) {
+export function register(serve: Command) {
   examples(
-    program
-      .command('serve')
-      .description('serve the local database over HTTP (HTTP Basic auth with an API key pair)')
+    serve
       .option('--host <host>', 'address to listen on', '127.0.0.1')
       .option('--port <n>', 'port (0 picks a free one)', '8080')
       .option('--rate-limit <n>', 'requests per API key per minute (off by default)')

@@ -1,8 +1,7 @@
 import { Command } from 'commander';
 import { action, examples } from '../src/cli/context.js';
 
-export function register(program: Command) {
-  const webhooks = program.command('webhooks').description('webhooks');
+export function register(webhooks: Command) {
   examples(
     webhooks
       .command('events')

@@ -1,16 +1,38 @@
 import { Command, CommanderError, Option } from 'commander';
 import { EXIT } from './context.js';
-import { register as registerMembers } from '../../commands/members.js';
-import { register as registerGroups } from '../../commands/groups.js';
-import { register as registerFields } from '../../commands/fields.js';
-import { register as registerWebhooks } from '../../commands/webhooks.js';
-import { register as registerInit } from '../../commands/init.js';
-import { register as registerServe } from '../../commands/serve.js';
-import { register as registerKeys } from '../../commands/keys.js';
-import { register as registerConfig } from '../../commands/config.js';
-import { register as registerApi } from '../../commands/api.js';
 
-export function buildProgram(version: string): Command {
+/**
+ * The top-level commands: name, one-line description, and the module that defines
+ * its subcommands, flags and examples. Only the module of the command being run is
+ * loaded, so a command costs only its own code at start.
+ */
+const COMMANDS: Record<string, [description: string, load: () => Promise<{ register(cmd: Command): void }>]> = {
+  init: ['set up a local database: account 1, its owner and an API key pair', () => import('../../commands/init.js')],
+  members: ['members: add, read, update, status changes, archive and purge', () => import('../../commands/members.js')],
+  groups: ['groups of members, with their counts', () => import('../../commands/groups.js')],
+  fields: ['custom member fields', () => import('../../commands/fields.js')],
+  webhooks: ['webhooks', () => import('../../commands/webhooks.js')],
+  keys: ['API key pairs', () => import('../../commands/keys.js')],
+  users: ['users of the account, with roles and permissions', () => import('../../commands/users.js')],
+  serve: ['serve the local database over HTTP (HTTP Basic auth with an API key pair)', () => import('../../commands/serve.js')],
+  config: ['configuration profiles', () => import('../../commands/config.js')],
+  api: ['the raw service interface: OpenAPI document, single requests', () => import('../../commands/api.js')],
+};
+
+/** Global options that take a value, so the command name can be found after them. */
+const VALUE_OPTIONS = new Set(['--db', '--base-url', '--api-key', '--account', '--profile', '-o', '--output']);
+
+/** The top-level command named in argv (after `help`, the one help is asked for). */
+export function commandName(args: string[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (VALUE_OPTIONS.has(a)) i++;
+    else if (!a.startsWith('-')) return a === 'help' ? commandName(args.slice(i + 1)) : a;
+  }
+  return undefined;
+}
+
+export async function buildProgram(version: string, args: string[] = []): Promise<Command> {
   const program = new Command('amsg')
     .description('Administer the audience-messaging service: remotely over HTTP, or locally over a SQLite file.')
     .version(version)
@@ -25,9 +47,7 @@ export function buildProgram(version: string): Command {
     .option('-y, --yes', 'confirm destructive operations without asking (AMSG_YES=1)')
     .option('-q, --quiet', 'no notes on stderr (AMSG_QUIET=1)')
     .option('--no-color', 'no colour in output')
-    .showHelpAfterError('(add --help for usage and examples)')
-    .enablePositionalOptions(false)
-    .exitOverride();
+    .showHelpAfterError('(add --help for usage and examples)');
   program.addHelpText(
     'after',
     `
@@ -44,19 +64,14 @@ Examples:
   $ AMSG_BASE_URL=http://127.0.0.1:8080 AMSG_API_KEY=pub:priv amsg members list --json
 `,
   );
-  for (const register of [
-    registerInit,
-    registerMembers,
-    registerGroups,
-    registerFields,
-    registerWebhooks,
-    registerKeys,
-    registerServe,
-    registerConfig,
-    registerApi,
-  ])
-    register(program);
-  // Every subcommand reports usage errors with exit code 2 instead of exiting itself.
+  const wanted = commandName(args);
+  for (const [name, [description, load]] of Object.entries(COMMANDS)) {
+    const cmd = program.command(name).description(description);
+    // The other commands stay bare: enough for the top-level help and for
+    // commander to tell a known command from a typo.
+    if (name === wanted) (await load()).register(cmd);
+  }
+  // Every command reports usage errors with exit code 2 instead of exiting itself.
   const override = (cmd: Command) => {
     cmd.exitOverride();
     cmd.commands.forEach(override);
@@ -66,7 +81,7 @@ Examples:
 }
 
 export async function main(argv: string[], version: string): Promise<void> {
-  const program = buildProgram(version);
+  const program = await buildProgram(version, argv.slice(2));
   try {
     await program.parseAsync(argv);
   } catch (err) {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { inTransaction, type Db } from '../store/db.js';
 import { stmt } from '../store/statements.js';
 import { badRequest, notFound, forbidden } from '../api/errors.js';
@@ -165,8 +165,16 @@ export function getUser(ctx: Ctx, userId: number): UserRecord {
 
 // ---------------------------------------------------------------- API keys
 
+/**
+ * node:crypto on first use only: it is ~20 internal modules, and most local
+ * commands never touch a key (bench/RESULTS.md, startup of `members get`).
+ */
+let cryptoModule: typeof import('node:crypto') | undefined;
+const crypto = () => (cryptoModule ??= createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto'));
+
 const hashKey = (salt: string, privateKey: string) =>
-  createHash('sha256').update(salt).update(privateKey).digest('hex');
+  crypto().createHash('sha256').update(salt).update(privateKey).digest('hex');
+const randomBytes = (n: number) => crypto().randomBytes(n);
 
 function insertKey(db: Db, userId: number, label: string | null, now: string) {
   const public_key = randomBytes(10).toString('hex');
@@ -241,6 +249,6 @@ export function authenticate(db: Db, publicKey: string, privateKey: string): Act
   ).get(publicKey) as (UserRow & { private_key_hash: string; salt: string }) | undefined;
   const expected = Buffer.from(row?.private_key_hash ?? '0'.repeat(64), 'hex');
   const given = Buffer.from(hashKey(row?.salt ?? '', privateKey), 'hex');
-  if (!row || !timingSafeEqual(expected, given)) return undefined;
+  if (!row || !crypto().timingSafeEqual(expected, given)) return undefined;
   return toActor(row);
 }

@@ -1,7 +1,20 @@
 import Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
 import { MIGRATIONS } from './migrations.js';
 
 export type Db = Database.Database;
+
+/**
+ * The addon's path, so better-sqlite3 loads it directly instead of having the
+ * `bindings` package search a dozen directories on every start.
+ */
+const NATIVE_BINDING: string | undefined = (() => {
+  try {
+    return createRequire(import.meta.url).resolve('better-sqlite3/build/Release/better_sqlite3.node');
+  } catch {
+    return undefined; // an unusual install layout: let better-sqlite3 find it
+  }
+})();
 
 /**
  * Opens (creating if needed) an amsg database and brings its schema up to date.
@@ -11,7 +24,7 @@ export type Db = Database.Database;
  * with SQLITE_BUSY; foreign keys make purges cascade through every table.
  */
 export function openDb(file: string): Db {
-  const db = new Database(file);
+  const db = new Database(file, NATIVE_BINDING ? { nativeBinding: NATIVE_BINDING } : {});
   db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 10000');
   db.pragma('foreign_keys = ON');

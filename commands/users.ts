@@ -1,0 +1,34 @@
+import { Command } from 'commander';
+import { action, examples } from '../src/cli/context.js';
+
+export function register(users: Command) {
+  examples(
+    users
+      .command('list')
+      .description('list users')
+      .action(
+        action(async (ctx) => {
+          const api = await ctx.api();
+          await ctx.print(await api.get('/users'));
+        }),
+      ),
+    ['amsg users list'],
+  );
+  examples(
+    users
+      .command('create <email>')
+      .description('add a user')
+      .requiredOption('--role <role>', 'owner, manager or user')
+      .option('--billing-access', 'may read and change billing settings')
+      .option('--manage-users', 'may manage users (managers)')
+      .action(
+        action(async (ctx, email: string, o: { role: string; billingAccess?: boolean; manageUsers?: boolean }) => {
+          const api = await ctx.api();
+          await ctx.print(
+            await api.post('/users', { email, role: o.role, billing_access: o.billingAccess, manage_users: o.manageUsers }),
+          );
+        }),
+      ),
+    ['amsg users create ops@example.com --role manager --manage-users'],
+  );
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+// Builds dist/ from the TypeScript sources: one ESM bundle with a chunk per lazily
+// loaded part (each command, the local engine, the HTTP client, the server).
+//
+// Why a bundle: on these machines every module file costs 1-3 ms to load whatever
+// its size, and a local `amsg members get` touched ~96 files (bench/RESULTS.md).
+// Type checking is `tsc --noEmit`, run before this by `npm run build`.
+import { build } from 'esbuild';
+import { rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * commander requires node:child_process at load for executable subcommands, which
+ * amsg does not use; that pulls in net, dgram and streams on every start. Its
+ * import becomes a proxy that loads the real module only if it is ever touched.
+ */
+const lazyChildProcessForCommander = {
+  name: 'lazy-child-process-for-commander',
+  setup(b) {
+    b.onResolve({ filter: /^node:child_process$/ }, (args) =>
+      /[\\/]commander[\\/]/.test(args.importer) ? { path: 'lazy-child-process', namespace: 'amsg-lazy' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'amsg-lazy' }, () => ({
+      contents:
+        "let real; module.exports = new Proxy({}, { get: (_, key) => (real ??= require('node:child_process'))[key] });",
+      loader: 'js',
+    }));
+  },
+};
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+rmSync(`${root}/dist`, { recursive: true, force: true });
+await build({
+  absWorkingDir: root,
+  entryPoints: { main: 'src/cli/main.ts' },
+  outdir: 'dist',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  minify: true,
+  // Names stay readable in the rare stack trace (AMSG_DEBUG=1).
+  keepNames: true,
+  // The native addon is loaded by path at run time (src/store/db.ts).
+  external: ['*.node'],
+  // CommonJS dependencies (commander, find-my-way, better-sqlite3) call require().
+  banner: { js: "import{createRequire as __amsgCreateRequire}from'node:module';const require=__amsgCreateRequire(import.meta.url);" },
+  plugins: [lazyChildProcessForCommander],
+  logLevel: 'warning',
+});
