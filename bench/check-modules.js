@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -50,10 +50,19 @@ export function loadedModules(args, env = process.env) {
     }
     const packages = new Set();
     const distFiles = [];
+    // dist/ is an esbuild bundle: the packages inside each loaded chunk come from
+    // the metafile the build writes next to it.
+    const meta = JSON.parse(readFileSync(join(ROOT, 'dist', 'metafile.json'), 'utf8'));
     for (const f of files) {
       const p = packageOf(f);
       if (p) packages.add(p);
-      else if (f.startsWith(join(ROOT, 'dist'))) distFiles.push(f.slice(ROOT.length));
+      else if (f.startsWith(join(ROOT, 'dist'))) {
+        distFiles.push(f.slice(ROOT.length));
+        for (const input of Object.keys(meta.outputs[relative(ROOT, f)]?.inputs ?? {})) {
+          const bundled = packageOf(`/${input}`);
+          if (bundled) packages.add(bundled);
+        }
+      }
     }
     return {
       packages: [...packages].sort(),

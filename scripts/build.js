@@ -6,7 +6,7 @@
 // its size, and a local `amsg members get` touched ~96 files (bench/RESULTS.md).
 // Type checking is `tsc --noEmit`, run before this by `npm run build`.
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -30,7 +30,7 @@ const lazyChildProcessForCommander = {
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 rmSync(`${root}/dist`, { recursive: true, force: true });
-await build({
+const result = await build({
   absWorkingDir: root,
   entryPoints: { main: 'src/cli/main.ts' },
   outdir: 'dist',
@@ -47,5 +47,8 @@ await build({
   // CommonJS dependencies (commander, find-my-way, better-sqlite3) call require().
   banner: { js: "import{createRequire as __amsgCreateRequire}from'node:module';const require=__amsgCreateRequire(import.meta.url);" },
   plugins: [lazyChildProcessForCommander],
+  // Which packages went into which chunk (bench/check-modules.js reads it).
+  metafile: true,
   logLevel: 'warning',
 });
+writeFileSync(`${root}/dist/metafile.json`, JSON.stringify(result.metafile));

@@ -63,15 +63,22 @@ export class Router {
     }
   }
 
-  async handle(req: ApiRequest): Promise<ApiResponse> {
+  /**
+   * Answers a request. Synchronous handlers (nearly all: better-sqlite3 is
+   * synchronous) answer synchronously, so the server can write the response in the
+   * same tick as the request arrived; only handlers that stream or wait answer a
+   * promise.
+   */
+  handle(req: ApiRequest): ApiResponse | Promise<ApiResponse> {
     try {
-      return await this.dispatch(req);
+      const result = this.dispatch(req);
+      return result instanceof Promise ? result.catch(errorResponse) : result;
     } catch (err) {
       return errorResponse(err);
     }
   }
 
-  private async dispatch(req: ApiRequest): Promise<ApiResponse> {
+  private dispatch(req: ApiRequest): ApiResponse | Promise<ApiResponse> {
     if (req.method === 'GET' && req.path === '/openapi.json')
       return { status: 200, body: openapiDocument(this.routes, VERSION) };
     const found = findRoute(this.matcher, req.method, req.path);
@@ -97,10 +104,8 @@ export class Router {
       query: (route.query ?? NO_INPUT).parse(req.query, ''),
       body: route.body ? route.body.parse(parseBody(req.body), '') : {},
     };
-    const result = await route.handler(input);
-    if (isRaw(result)) return { status: 200, raw: result };
-    // A bare null or an empty body is never an answer (see the spec's conventions).
-    return { status: 200, body: result === undefined || result === null ? true : result };
+    const result = route.handler(input);
+    return result instanceof Promise ? result.then(answer) : answer(result);
   }
 
   private context(actor: Actor, accountText: string | undefined): Ctx {
@@ -137,6 +142,12 @@ function parseBody(text: string | undefined): unknown {
   } catch (err) {
     throw invalid('', `request body is not valid JSON (${(err as Error).message})`);
   }
+}
+
+function answer(result: unknown): ApiResponse {
+  if (isRaw(result)) return { status: 200, raw: result };
+  // A bare null or an empty body is never an answer (see the spec's conventions).
+  return { status: 200, body: result === undefined || result === null ? true : result };
 }
 
 function isRaw(v: unknown): v is RawBody {

@@ -1,5 +1,6 @@
 import { inTransaction } from '../store/db.js';
 import { stmt } from '../store/statements.js';
+import { memo } from '../store/memo.js';
 import { badRequest, notFound } from '../api/errors.js';
 import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
@@ -222,8 +223,9 @@ export class FieldCatalog {
     }
   }
 
+  /** The account's catalog, read again only after the database changed (every member read needs it). */
   static of(ctx: Ctx): FieldCatalog {
-    return new FieldCatalog(listFields(ctx));
+    return memo(ctx.db, `fields:${ctx.accountId}`, () => new FieldCatalog(listFields(ctx)));
   }
 
   /**
