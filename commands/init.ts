@@ -1,7 +1,6 @@
 import { Command } from 'commander';
 import { resolve } from 'node:path';
 import { action, examples } from '../src/cli/context.js';
-import { initLocalDatabase } from '../src/client/local-transport.js';
 
 export function register(init: Command) {
   examples(
@@ -11,7 +10,8 @@ export function register(init: Command) {
       .action(
         action(async (ctx, o: { accountName: string; ownerEmail: string }) => {
           const db = ctx.settings.db;
-          const result = await initLocalDatabase(db, { accountName: o.accountName, ownerEmail: o.ownerEmail });
+          const { initLocalDatabase } = await import('../src/client/local-transport.js');
+          const result = initLocalDatabase(db, { accountName: o.accountName, ownerEmail: o.ownerEmail });
           if (!result.created) {
             ctx.note(`${db} is already set up (account ${result.account_id}); nothing was created`);
             return ctx.print({ account_id: result.account_id, db: resolve(db), created: false });

@@ -40,8 +40,6 @@ const result = await build({
   platform: 'node',
   target: 'node20',
   minify: true,
-  // Names stay readable in the rare stack trace (AMSG_DEBUG=1).
-  keepNames: true,
   // The native addon is loaded by path at run time (src/store/db.ts).
   external: ['*.node'],
   // CommonJS dependencies (commander, find-my-way, better-sqlite3) call require().

@@ -1,22 +1,34 @@
 import { Command, CommanderError, Option } from 'commander';
 import { EXIT } from './context.js';
 
+import * as init from '../../commands/init.js';
+import * as members from '../../commands/members.js';
+import * as groups from '../../commands/groups.js';
+import * as fields from '../../commands/fields.js';
+import * as webhooks from '../../commands/webhooks.js';
+import * as keys from '../../commands/keys.js';
+import * as users from '../../commands/users.js';
+import * as serve from '../../commands/serve.js';
+import * as config from '../../commands/config.js';
+import * as api from '../../commands/api.js';
+
 /**
  * The top-level commands: name, one-line description, and the module that defines
- * its subcommands, flags and examples. Only the module of the command being run is
- * loaded, so a command costs only its own code at start.
+ * its subcommands, flags and examples. The modules are bundled with this file (one
+ * file to load instead of three), but only the command being run is registered:
+ * defining every subcommand with its options and help is what costs at start.
  */
-const COMMANDS: Record<string, [description: string, load: () => Promise<{ register(cmd: Command): void }>]> = {
-  init: ['set up a local database: account 1, its owner and an API key pair', () => import('../../commands/init.js')],
-  members: ['members: add, read, update, status changes, archive and purge', () => import('../../commands/members.js')],
-  groups: ['groups of members, with their counts', () => import('../../commands/groups.js')],
-  fields: ['custom member fields', () => import('../../commands/fields.js')],
-  webhooks: ['webhooks', () => import('../../commands/webhooks.js')],
-  keys: ['API key pairs', () => import('../../commands/keys.js')],
-  users: ['users of the account, with roles and permissions', () => import('../../commands/users.js')],
-  serve: ['serve the local database over HTTP (HTTP Basic auth with an API key pair)', () => import('../../commands/serve.js')],
-  config: ['configuration profiles', () => import('../../commands/config.js')],
-  api: ['the raw service interface: OpenAPI document, single requests', () => import('../../commands/api.js')],
+const COMMANDS: Record<string, [description: string, module: { register(cmd: Command): void }]> = {
+  init: ['set up a local database: account 1, its owner and an API key pair', init],
+  members: ['members: add, read, update, status changes, archive and purge', members],
+  groups: ['groups of members, with their counts', groups],
+  fields: ['custom member fields', fields],
+  webhooks: ['webhooks', webhooks],
+  keys: ['API key pairs', keys],
+  users: ['users of the account, with roles and permissions', users],
+  serve: ['serve the local database over HTTP (HTTP Basic auth with an API key pair)', serve],
+  config: ['configuration profiles', config],
+  api: ['the raw service interface: OpenAPI document, single requests', api],
 };
 
 /** Global options that take a value, so the command name can be found after them. */
@@ -32,7 +44,7 @@ export function commandName(args: string[]): string | undefined {
   return undefined;
 }
 
-export async function buildProgram(version: string, args: string[] = []): Promise<Command> {
+export function buildProgram(version: string, args: string[] = []): Command {
   const program = new Command('amsg')
     .description('Administer the audience-messaging service: remotely over HTTP, or locally over a SQLite file.')
     .version(version)
@@ -65,11 +77,11 @@ Examples:
 `,
   );
   const wanted = commandName(args);
-  for (const [name, [description, load]] of Object.entries(COMMANDS)) {
+  for (const [name, [description, module]] of Object.entries(COMMANDS)) {
     const cmd = program.command(name).description(description);
     // The other commands stay bare: enough for the top-level help and for
     // commander to tell a known command from a typo.
-    if (name === wanted) (await load()).register(cmd);
+    if (name === wanted) module.register(cmd);
   }
   // Every command reports usage errors with exit code 2 instead of exiting itself.
   const override = (cmd: Command) => {
@@ -81,7 +93,7 @@ Examples:
 }
 
 export async function main(argv: string[], version: string): Promise<void> {
-  const program = await buildProgram(version, argv.slice(2));
+  const program = buildProgram(version, argv.slice(2));
   try {
     await program.parseAsync(argv);
   } catch (err) {

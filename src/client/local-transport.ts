@@ -1,4 +1,6 @@
-import type { LocalService } from '../api/local.js';
+// This module is itself loaded lazily (client/api.ts), so the engine it imports
+// costs nothing to remote commands.
+import { initializeLocal, openLocal, type LocalService } from '../api/local.js';
 import { ApiError } from '../api/errors.js';
 import { existsSync } from 'node:fs';
 import { ConnectionError, queryString, type ApiCall, type Transport } from './transport.js';
@@ -25,7 +27,6 @@ export class LocalTransport implements Transport {
       // cannot be reached (exit 3), not that it refused.
       if (this.file !== ':memory:' && !existsSync(this.file))
         throw new ConnectionError(`no amsg database at ${this.file}: create one with \`amsg init\` (or pass --db FILE)`);
-      const { openLocal } = await import('../api/local.js');
       this.service = openLocal(this.file, this.accountId);
     }
     return this.service;
@@ -52,7 +53,6 @@ export class LocalTransport implements Transport {
 }
 
 /** `amsg init`: creates the database file and its first account, or finds it already set up. */
-export async function initLocalDatabase(file: string, opts: { accountName?: string; ownerEmail?: string }) {
-  const { initializeLocal } = await import('../api/local.js');
+export function initLocalDatabase(file: string, opts: { accountName?: string; ownerEmail?: string }) {
   return initializeLocal(file, opts);
 }
