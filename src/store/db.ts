@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { createRequire } from 'node:module';
-import { MIGRATIONS } from './migrations.js';
+import { MIGRATIONS } from './migrations/index.js';
 
 export type Db = Database.Database;
 
@@ -35,20 +35,21 @@ export function openDb(file: string): Db {
   return db;
 }
 
-/** Applies the migrations newer than the database's user_version, each in its own transaction. */
+/** Applies the migrations not yet recorded in schema_migrations, in order, each in its own transaction. */
 export function migrate(db: Db): void {
-  const current = db.pragma('user_version', { simple: true }) as number;
-  if (current >= MIGRATIONS.length) return;
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)');
+  const applied = () => new Set((db.prepare('SELECT name FROM schema_migrations').pluck().all() as string[]));
+  if (MIGRATIONS.every((m) => applied().has(m.name))) return;
   // BEGIN IMMEDIATE takes the write lock first, so two processes opening a fresh
-  // file at once do not both try to create the schema.
-  const apply = db.transaction(() => {
-    const version = db.pragma('user_version', { simple: true }) as number;
-    for (let v = version; v < MIGRATIONS.length; v++) {
-      db.exec(MIGRATIONS[v]);
-      db.pragma(`user_version = ${v + 1}`);
+  // file at once do not both apply the same migration.
+  db.transaction(() => {
+    const done = applied();
+    for (const m of MIGRATIONS) {
+      if (done.has(m.name)) continue;
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)').run(m.name, new Date().toISOString());
     }
-  });
-  apply.immediate();
+  }).immediate();
 }
 
 /**

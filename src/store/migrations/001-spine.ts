@@ -1,12 +1,5 @@
-/**
- * Versioned schema migrations. Entry N brings a database from user_version N to N+1.
- * Never edit a migration that has shipped: append a new one.
- *
- * Timestamps are stored as UTC text 'YYYY-MM-DDThh:mm:ss.ffffff' so they sort as text
- * and each wire encoding (@D:, ISO with offset, RFC 1123) is a slice or a reformat.
- */
-export const MIGRATIONS: string[] = [
-  /* 1: accounts, users, keys, members, groups, fields */ `
+/** Accounts, users, keys, members, groups, fields. */
+export const sql = `
   CREATE TABLE accounts (
     account_id        INTEGER PRIMARY KEY,
     account_name      TEXT NOT NULL,
@@ -111,5 +104,4 @@ export const MIGRATIONS: string[] = [
     PRIMARY KEY (member_group_id, member_id)
   ) WITHOUT ROWID;
   CREATE INDEX group_members_member ON group_members(member_id);
-  `,
-];
+  `;

@@ -1,0 +1,12 @@
+/**
+ * The schema, as named migrations applied in this order. Each is applied once, in
+ * its own transaction, and recorded by name in schema_migrations; names (not
+ * positions) are what is recorded, so migrations added side by side in parallel
+ * work do not collide. Never edit a migration that has shipped: add a new file.
+ *
+ * Timestamps are stored as UTC text 'YYYY-MM-DDThh:mm:ss.ffffff' so they sort as text
+ * and each wire encoding (@D:, ISO with offset, RFC 1123) is a slice or a reformat.
+ */
+import * as spine from './001-spine.js';
+
+export const MIGRATIONS: { name: string; sql: string }[] = [{ name: '001-spine', sql: spine.sql }];
