@@ -8,5 +8,9 @@
  * and each wire encoding (@D:, ISO with offset, RFC 1123) is a slice or a reformat.
  */
 import * as spine from './001-spine.js';
+import * as imports from './002-imports.js';
 
-export const MIGRATIONS: { name: string; sql: string }[] = [{ name: '001-spine', sql: spine.sql }];
+export const MIGRATIONS: { name: string; sql: string }[] = [
+  { name: '001-spine', sql: spine.sql },
+  { name: '002-imports', sql: imports.sql },
+];
