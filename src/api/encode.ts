@@ -2,7 +2,9 @@
 import type { FieldRecord } from '../service/fields.js';
 import type { GroupRecord } from '../service/groups.js';
 import type { MemberRecord, MemberStatus } from '../service/members.js';
-import { atD, isoOffset } from './codecs.js';
+import type { ImportRecord } from '../service/imports.js';
+import type { SubscriptionRecord } from '../service/subscriptions.js';
+import { atD, isoOffset, rfc1123 } from './codecs.js';
 
 const STATUS_NAMES: Record<MemberStatus, string> = { a: 'active', e: 'error', o: 'opt-out', f: 'forwarded' };
 
@@ -41,7 +43,52 @@ export const group = (g: GroupRecord) => ({ ...g, deleted_at: atD(g.deleted_at),
 
 export const field = (f: FieldRecord) => ({ ...f, deleted_at: atD(f.deleted_at) });
 
+/** Subscriptions carry RFC 1123 GMT dates (the spec's one exception to `@D:`). */
+export const subscription = (r: SubscriptionRecord) => ({
+  subscription_id: r.subscription_id,
+  account_id: r.account_id,
+  subscription_name: r.subscription_name,
+  description: r.description,
+  member_count: r.member_count,
+  optout_count: r.optout_count,
+  created_at: rfc1123(r.created_at),
+  modified_at: rfc1123(r.modified_at),
+  deleted_at: rfc1123(r.deleted_at),
+  purged_at: rfc1123(r.purged_at),
+  settings: r.settings,
+  subscription_order: r.subscription_order,
+});
+
+/** The list item adds import_status, null in every record (the spec shows it only in lists). */
+export const subscriptionListItem = (r: SubscriptionRecord) => ({ ...subscription(r), import_status: null });
+
 export const list =
   <T, R>(encode: (t: T) => R) =>
   (items: T[]): R[] =>
     items.map(encode);
+
+export const memberImport = (i: ImportRecord) => ({
+  import_id: i.import_id,
+  account_id: i.account_id,
+  import_started: atD(i.import_started),
+  import_finished: atD(i.import_finished),
+  source_name: i.source_name,
+  source_filename: i.source_filename,
+  num_members_added: i.num_members_added,
+  num_members_updated: i.num_members_updated,
+  num_duplicates: i.num_duplicates,
+  num_skipped: i.num_skipped,
+  num_members: i.num_members,
+  num_errors: i.num_errors,
+  num_added_by_group: i.num_added_by_group,
+  groups_updated: i.groups_updated,
+  fields_updated: i.fields_updated,
+  status: i.status,
+  error_message: i.error_message,
+  style: null,
+  automated_field_changes: null,
+  // Extensions, for clients that resume or inspect an import.
+  mode: i.mode,
+  add_only: i.add_only,
+  group_ids: i.group_ids,
+});

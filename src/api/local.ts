@@ -5,6 +5,7 @@
 import { openDb, type Db } from '../store/db.js';
 import { clockFromEnv, type Clock } from '../service/clock.js';
 import { initialize, isInitialized, localActor, type InitResult } from '../service/accounts.js';
+import { advanceImports } from '../service/imports.js';
 import type { Actor } from '../service/context.js';
 import { ApiError } from './errors.js';
 import { Router } from './router.js';
@@ -13,6 +14,8 @@ export interface LocalService {
   db: Db;
   router: Router;
   actor: Actor;
+  /** Runs due jobs (POST /members imports) for up to budgetMs; answers whether work is left. */
+  advanceJobs(budgetMs: number): boolean;
 }
 
 /** Opens an initialized database as its account's owner. */
@@ -22,7 +25,12 @@ export function openLocal(file: string, accountId: number, clock: Clock = clockF
     db.close();
     throw new ApiError(404, `the database ${file} is not set up: run \`amsg init\``);
   }
-  return { db, router: new Router(db, clock), actor: localActor(db, accountId) };
+  return {
+    db,
+    router: new Router(db, clock),
+    actor: localActor(db, accountId),
+    advanceJobs: (budgetMs) => advanceImports(db, clock, budgetMs),
+  };
 }
 
 /** Creates (or finds already set up) a database file. */

@@ -150,6 +150,15 @@ export function optional<T>(inner: Schema<T>): Schema<T | undefined> {
   };
 }
 
+/** A value that may also be JSON null (e.g. to clear an optional setting). */
+export function nullable<T>(inner: Schema<T>): Schema<T | null> {
+  return {
+    optional: inner.optional,
+    json: () => ({ anyOf: [inner.json(), { type: 'null' }] }),
+    parse: (v, path) => (v === null ? null : inner.parse(v, path)),
+  };
+}
+
 export function withDefault<T>(inner: Schema<T>, fallback: T): Schema<T> {
   return {
     optional: true,

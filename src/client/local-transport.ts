@@ -5,6 +5,9 @@ import { ApiError } from '../api/errors.js';
 import { existsSync } from 'node:fs';
 import { ConnectionError, queryString, type ApiCall, type Transport } from './transport.js';
 
+/** How long one call may spend on queued jobs afterwards. */
+const JOB_SLICE_MS = 250;
+
 /**
  * The route table in-process over the SQLite file. Requests and answers go through
  * JSON text exactly as they would over HTTP, so both transports answer alike.
@@ -33,7 +36,7 @@ export class LocalTransport implements Transport {
   }
 
   async request(call: ApiCall): Promise<unknown> {
-    const { router, actor } = await this.open();
+    const { router, actor, advanceJobs } = await this.open();
     const res = await router.handle({
       method: call.method,
       path: call.path,
@@ -41,6 +44,9 @@ export class LocalTransport implements Transport {
       body: call.body === undefined ? undefined : JSON.stringify(call.body),
       actor,
     });
+    // Whichever process holds the database advances due jobs; in local mode that is
+    // this CLI, a little after each call (a waiting command polls, so it keeps going).
+    advanceJobs(JOB_SLICE_MS);
     const body = res.body === undefined ? undefined : JSON.parse(JSON.stringify(res.body));
     if (res.status >= 400) throw ApiError.fromResponse(res.status, body);
     return body;

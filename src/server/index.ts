@@ -1,6 +1,7 @@
 import { openDb } from '../store/db.js';
 import { clockFromEnv } from '../service/clock.js';
 import { initialize } from '../service/accounts.js';
+import { advanceImports } from '../service/imports.js';
 import { startServer, type RunningServer } from './server.js';
 
 export interface ServeRequest {
@@ -19,10 +20,19 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
   const clock = clockFromEnv();
   const init = initialize(db, clock);
   const running = await startServer({ db, clock, host: req.host, port: req.port, rateLimit: req.rateLimit });
+  // Due jobs run in the background, in short slices so requests are not held up.
+  let timer: NodeJS.Timeout | undefined;
+  const tick = () => {
+    const more = advanceImports(db, clock, 50);
+    timer = setTimeout(tick, more ? 1 : 200);
+    timer.unref();
+  };
+  tick();
   return {
     ...running,
     created: init.created ? { public_key: init.public_key!, private_key: init.private_key! } : undefined,
     close: async () => {
+      clearTimeout(timer);
       await running.close();
       db.close();
     },

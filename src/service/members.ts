@@ -308,7 +308,9 @@ export function regionOf(phone: string): string | null {
 }
 
 /** SMS columns to set from an sms object (and/or a top-level phone_number). */
-function smsColumns(now: string, current: MemberRow | undefined, sms: SmsInput | undefined, phone: string | undefined) {
+export function smsColumns(
+  now: string,
+  current: Pick<MemberRow, 'sms_phone_number' | 'sms_region_code' | 'sms_transactional_status' | 'sms_promotional_status'> | undefined, sms: SmsInput | undefined, phone: string | undefined) {
   const cols: Record<string, unknown> = {};
   const number = sms?.phone_number ?? phone;
   if (number !== undefined) {

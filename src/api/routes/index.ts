@@ -3,6 +3,7 @@ import { accountRoutes } from './accounts.js';
 import { fieldRoutes } from './fields.js';
 import { groupRoutes } from './groups.js';
 import { memberRoutes } from './members.js';
+import { importRoutes } from './imports.js';
 
 /** Every operation of the service, spec and extensions: the one route table. */
-export const ROUTES: Route[] = [...memberRoutes, ...groupRoutes, ...fieldRoutes, ...accountRoutes];
+export const ROUTES: Route[] = [...memberRoutes, ...importRoutes, ...groupRoutes, ...fieldRoutes, ...accountRoutes];

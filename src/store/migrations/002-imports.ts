@@ -4,6 +4,9 @@ export const sql = `
     import_id                INTEGER PRIMARY KEY,
     account_id               INTEGER NOT NULL REFERENCES accounts(account_id),
     status                   TEXT NOT NULL DEFAULT 'q' CHECK (status IN ('q','p','o','e')),
+    -- job: POST /members, rows staged and applied by the job runner;
+    -- stream: rows sent in batches by a client (amsg members import), finished by it
+    mode                     TEXT NOT NULL DEFAULT 'job' CHECK (mode IN ('job','stream')),
     source_name              TEXT,
     source_filename          TEXT,
     add_only                 INTEGER NOT NULL DEFAULT 0 CHECK (add_only IN (0,1)),

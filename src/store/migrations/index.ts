@@ -9,8 +9,10 @@
  */
 import * as spine from './001-spine.js';
 import * as imports from './002-imports.js';
+import * as subscriptions from './004-subscriptions.js';
 
 export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '001-spine', sql: spine.sql },
   { name: '002-imports', sql: imports.sql },
+  { name: '004-subscriptions', sql: subscriptions.sql },
 ];

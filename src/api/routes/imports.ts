@@ -1,0 +1,102 @@
+import * as s from '../schema.js';
+import { route } from '../route.js';
+import * as enc from '../encode.js';
+import * as imports from '../../service/imports.js';
+import type { ImportOptions } from '../../service/imports.js';
+
+const importId = s.object({ import_id: s.idText() });
+const smsStatus = s.optional(s.oneOf(['a', 'o'] as const));
+const options = {
+  add_only: s.optional(s.boolean()),
+  group_ids: s.optional(s.array(s.id())),
+  source_filename: s.optional(s.string({ max: 1024 })),
+  source_name: s.optional(s.string({ max: 1024 })),
+  automate_field_changes: s.optional(s.boolean()),
+  automate_contact_imports: s.optional(s.boolean()),
+  criteria: s.optional(s.object({ sms: s.optional(s.object({ transactional_status: smsStatus, promotional_status: smsStatus })) })),
+};
+/** Each member is an object with an email; its other keys are field names (checked per row). */
+const memberRows = (min: number) => s.array(s.record(), { min, max: 100_000 });
+
+const toOptions = (b: { criteria?: { sms?: ImportOptions['sms'] } } & Omit<ImportOptions, 'sms'>): ImportOptions => {
+  const { criteria, ...rest } = b;
+  return { ...rest, sms: criteria?.sms };
+};
+
+export const importRoutes = [
+  route({
+    op: 'members.import',
+    method: 'POST',
+    path: '/{account_id}/members',
+    summary: 'Add or update members in bulk; answers the import id at once, the import runs as a job',
+    body: s.object({ members: memberRows(1), ...options }),
+    returns: '{import_id}',
+    handler: ({ ctx, body }) => {
+      const { members, ...rest } = body;
+      return imports.stageImport(ctx, members, toOptions(rest));
+    },
+  }),
+  route({
+    op: 'imports.list',
+    method: 'GET',
+    path: '/{account_id}/members/imports',
+    summary: 'The member imports',
+    returns: 'array of import',
+    handler: ({ ctx }) => imports.listImports(ctx).map(enc.memberImport),
+  }),
+  route({
+    op: 'imports.get',
+    method: 'GET',
+    path: '/{account_id}/members/imports/{import_id}',
+    summary: 'One member import with its counts',
+    params: importId,
+    returns: 'import',
+    handler: ({ ctx, params }) => enc.memberImport(imports.getImport(ctx, params.import_id)),
+  }),
+  route({
+    op: 'imports.members',
+    method: 'GET',
+    path: '/{account_id}/members/imports/{import_id}/members',
+    summary: 'The members an import touched, with their change type (a added, u updated, s skipped)',
+    params: importId,
+    query: s.object({
+      all: s.optional(s.flag()),
+      added_only: s.optional(s.flag()),
+      added_to_groups: s.optional(s.flag()),
+    }),
+    returns: 'array of {member_id, change_type, member_status_id, email}',
+    handler: ({ ctx, params, query }) => imports.importMembers(ctx, params.import_id, query),
+  }),
+  route({
+    op: 'imports.open',
+    method: 'POST',
+    path: '/{account_id}/members/imports',
+    summary: 'Open a streamed import; send its rows in batches, then finish it (one file, one import)',
+    extension: true,
+    body: s.object(options),
+    returns: 'import',
+    handler: ({ ctx, body }) => enc.memberImport(imports.openImport(ctx, toOptions(body))),
+  }),
+  route({
+    op: 'imports.rows',
+    method: 'POST',
+    path: '/{account_id}/members/imports/{import_id}/rows',
+    summary: 'Apply one batch of rows to a streamed import, in one transaction',
+    extension: true,
+    params: importId,
+    body: s.object({ members: memberRows(0) }),
+    returns: '{import_id, received, num_members, added, updated, duplicates, skipped, errors}',
+    handler: ({ ctx, params, body }) => imports.appendRows(ctx, params.import_id, body.members),
+  }),
+  route({
+    op: 'imports.finish',
+    method: 'POST',
+    path: '/{account_id}/members/imports/{import_id}/finish',
+    summary: 'Finish a streamed import (status o), or end it in error (status e) so it can be resumed',
+    extension: true,
+    params: importId,
+    body: s.object({ error: s.optional(s.string({ min: 1, max: 2000 })) }),
+    returns: 'import',
+    handler: ({ ctx, params, body }) => enc.memberImport(imports.finishImport(ctx, params.import_id, body.error)),
+  }),
+];

@@ -1,0 +1,499 @@
+/**
+ * Member imports. Two ways in, one way of applying rows:
+ * - a job (POST /members, the spec's bulk call): the rows are staged in one
+ *   transaction, answered with {import_id} at once, and applied q → p → o by whichever
+ *   process holds the database (advanceImports);
+ * - a stream (amsg members import, an extension): the client opens an import, sends
+ *   the rows in batches that are each applied in one transaction, and finishes it.
+ *   One file is one import record whatever the body limit, and a killed import
+ *   leaves a consistent prefix that can be resumed.
+ */
+import { inTransaction, type Db } from '../store/db.js';
+import { stmt } from '../store/statements.js';
+import { badRequest, notFound } from '../api/errors.js';
+import { isEmail } from '../api/schema.js';
+import { stamp, type Clock } from './clock.js';
+import type { Ctx } from './context.js';
+import { localActor } from './accounts.js';
+import { coerceValue, FieldCatalog } from './fields.js';
+import { requireGroups } from './groups.js';
+import { smsColumns, type SmsInput } from './members.js';
+
+export type ImportStatus = 'q' | 'p' | 'o' | 'e';
+
+export interface ImportOptions {
+  add_only?: boolean;
+  group_ids?: number[];
+  source_filename?: string;
+  source_name?: string;
+  automate_field_changes?: boolean;
+  automate_contact_imports?: boolean;
+  /** criteria.sms: statuses for imported members that have a phone number. */
+  sms?: { transactional_status?: 'a' | 'o'; promotional_status?: 'a' | 'o' };
+}
+
+interface ImportRow {
+  import_id: number;
+  account_id: number;
+  status: ImportStatus;
+  mode: 'job' | 'stream';
+  source_name: string | null;
+  source_filename: string | null;
+  add_only: number;
+  group_ids: string;
+  automate_field_changes: number;
+  automate_contact_imports: number;
+  sms_criteria: string | null;
+  num_members: number;
+  num_members_added: number;
+  num_members_updated: number;
+  num_duplicates: number;
+  num_skipped: number;
+  num_errors: number;
+  num_added_by_group: string;
+  fields_updated: string;
+  error_message: string | null;
+  created_at: string;
+  import_started: string | null;
+  import_finished: string | null;
+}
+
+export interface ImportRecord {
+  import_id: number;
+  account_id: number;
+  status: ImportStatus;
+  import_started: string | null;
+  import_finished: string | null;
+  source_name: string | null;
+  source_filename: string | null;
+  num_members: number;
+  num_members_added: number;
+  num_members_updated: number;
+  num_duplicates: number;
+  num_skipped: number;
+  num_errors: number;
+  num_added_by_group: { member_group_id: number; num_added: number }[];
+  groups_updated: number[];
+  fields_updated: string[];
+  error_message: string | null;
+  /** Extensions: how the import was made, and what it was told. */
+  mode: 'job' | 'stream';
+  add_only: boolean;
+  group_ids: number[];
+}
+
+const toRecord = (r: ImportRow): ImportRecord => {
+  const byGroup = JSON.parse(r.num_added_by_group) as Record<string, number>;
+  return {
+    import_id: r.import_id,
+    account_id: r.account_id,
+    status: r.status,
+    import_started: r.import_started,
+    import_finished: r.import_finished,
+    source_name: r.source_name,
+    source_filename: r.source_filename,
+    num_members: r.num_members,
+    num_members_added: r.num_members_added,
+    num_members_updated: r.num_members_updated,
+    num_duplicates: r.num_duplicates,
+    num_skipped: r.num_skipped,
+    num_errors: r.num_errors,
+    num_added_by_group: Object.entries(byGroup).map(([g, n]) => ({ member_group_id: Number(g), num_added: n })),
+    groups_updated: Object.keys(byGroup).map(Number),
+    fields_updated: JSON.parse(r.fields_updated) as string[],
+    error_message: r.error_message,
+    mode: r.mode,
+    add_only: r.add_only === 1,
+    group_ids: JSON.parse(r.group_ids) as number[],
+  };
+};
+
+function importRow(ctx: Ctx, importId: number): ImportRow {
+  const row = stmt(ctx.db, 'SELECT * FROM member_imports WHERE account_id = ? AND import_id = ?').get(
+    ctx.accountId,
+    importId,
+  ) as ImportRow | undefined;
+  if (!row) throw notFound(`import ${importId} not found`);
+  return row;
+}
+
+export function getImport(ctx: Ctx, importId: number): ImportRecord {
+  return toRecord(importRow(ctx, importId));
+}
+
+export function listImports(ctx: Ctx): ImportRecord[] {
+  return (
+    stmt(ctx.db, 'SELECT * FROM member_imports WHERE account_id = ? ORDER BY import_id').all(ctx.accountId) as ImportRow[]
+  ).map(toRecord);
+}
+
+export type ChangeType = 'a' | 'u' | 's';
+
+export interface ImportMemberItem {
+  member_id: number;
+  change_type: ChangeType;
+  member_status_id: string;
+  email: string;
+}
+
+/**
+ * GET /members/imports/{id}/members. With no filter, every member the import touched;
+ * added_only keeps the members it created; added_to_groups the ones it put in a group.
+ */
+export function importMembers(
+  ctx: Ctx,
+  importId: number,
+  filter: { all?: boolean; added_only?: boolean; added_to_groups?: boolean },
+): ImportMemberItem[] {
+  importRow(ctx, importId);
+  const where = ['im.import_id = ?'];
+  if (!filter.all) {
+    if (filter.added_only) where.push("im.change_type = 'a'");
+    if (filter.added_to_groups) where.push('im.added_to_groups = 1');
+  }
+  return ctx.db
+    .prepare(
+      `SELECT im.member_id, im.change_type, m.member_status_id, m.email
+         FROM import_members im JOIN members m ON m.member_id = im.member_id
+        WHERE ${where.join(' AND ')} ORDER BY im.member_id`,
+    )
+    .all(importId) as ImportMemberItem[];
+}
+
+// ---------------------------------------------------------------- creating
+
+function checkOptions(ctx: Ctx, opts: ImportOptions) {
+  if (opts.group_ids?.length) requireGroups(ctx, opts.group_ids);
+}
+
+function insertImport(ctx: Ctx, opts: ImportOptions, mode: 'job' | 'stream'): number {
+  const now = stamp(ctx.clock.now());
+  return Number(
+    stmt(
+      ctx.db,
+      `INSERT INTO member_imports (account_id, status, mode, source_name, source_filename, add_only, group_ids,
+                                   automate_field_changes, automate_contact_imports, sms_criteria, created_at,
+                                   import_started)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      ctx.accountId,
+      mode === 'job' ? 'q' : 'p',
+      mode,
+      opts.source_name ?? null,
+      opts.source_filename ?? null,
+      opts.add_only ? 1 : 0,
+      JSON.stringify([...new Set(opts.group_ids ?? [])]),
+      opts.automate_field_changes ? 1 : 0,
+      opts.automate_contact_imports ? 1 : 0,
+      opts.sms ? JSON.stringify(opts.sms) : null,
+      now,
+      mode === 'stream' ? now : null,
+    ).lastInsertRowid,
+  );
+}
+
+/** Keys of a member row that are not field names. */
+const RESERVED = new Set(['email', 'sms']);
+
+/**
+ * Unknown field names in any row are a 400 before anything is written: an import
+ * with a misspelt column must not half-apply.
+ */
+function checkFieldNames(catalog: FieldCatalog, members: Record<string, unknown>[]) {
+  const seen = new Set<string>();
+  members.forEach((m, i) => {
+    for (const key of Object.keys(m)) {
+      if (RESERVED.has(key) || seen.has(key)) continue;
+      if (!catalog.byName.has(key.toLowerCase()))
+        throw badRequest(`members[${i}].${key}: unknown field "${key}" (define it with amsg fields create)`, {
+          field: `members[${i}].${key}`,
+        });
+      seen.add(key);
+    }
+  });
+}
+
+/** POST /members: stages the rows as a job and answers its id at once. */
+export function stageImport(ctx: Ctx, members: Record<string, unknown>[], opts: ImportOptions): { import_id: number } {
+  return inTransaction(ctx.db, () => {
+    checkOptions(ctx, opts);
+    checkFieldNames(FieldCatalog.of(ctx), members);
+    const importId = insertImport(ctx, opts, 'job');
+    const stage = stmt(ctx.db, 'INSERT INTO import_rows (import_id, seq, member) VALUES (?, ?, ?)');
+    members.forEach((m, i) => stage.run(importId, i, JSON.stringify(m)));
+    return { import_id: importId };
+  });
+}
+
+/** Opens a streamed import (extension); rows follow with appendRows. */
+export function openImport(ctx: Ctx, opts: ImportOptions): ImportRecord {
+  return inTransaction(ctx.db, () => {
+    checkOptions(ctx, opts);
+    return getImport(ctx, insertImport(ctx, opts, 'stream'));
+  });
+}
+
+// ---------------------------------------------------------------- applying rows
+
+export interface RowError {
+  /** Position of the row in the batch. */
+  index: number;
+  email: string | null;
+  error: string;
+}
+
+export interface BatchResult {
+  import_id: number;
+  /** Rows of this batch, and of the whole import so far. */
+  received: number;
+  num_members: number;
+  added: number;
+  updated: number;
+  duplicates: number;
+  skipped: number;
+  errors: RowError[];
+}
+
+interface Counters {
+  added: number;
+  updated: number;
+  duplicates: number;
+  skipped: number;
+  errors: RowError[];
+  byGroup: Record<string, number>;
+  fields: Set<string>;
+}
+
+/**
+ * Applies rows to members inside the caller's transaction. The hot path of a
+ * million-member import: a few prepared statements per row, nothing per row that
+ * allocates beyond the row's own values.
+ */
+function applyRows(ctx: Ctx, imp: ImportRow, rows: Record<string, unknown>[], c: Counters) {
+  const db = ctx.db;
+  const now = stamp(ctx.clock.now());
+  const catalog = FieldCatalog.of(ctx);
+  const groupIds = JSON.parse(imp.group_ids) as number[];
+  const addOnly = imp.add_only === 1;
+  const smsCriteria = imp.sms_criteria ? (JSON.parse(imp.sms_criteria) as ImportOptions['sms']) : undefined;
+  const find = stmt(
+    db,
+    `SELECT m.member_id, m.sms_phone_number, m.sms_region_code, m.sms_transactional_status, m.sms_promotional_status,
+            EXISTS (SELECT 1 FROM import_members im WHERE im.import_id = ? AND im.member_id = m.member_id) AS seen
+       FROM members m WHERE m.account_id = ? AND m.email = ?`,
+  );
+  const insert = stmt(
+    db,
+    `INSERT INTO members (account_id, email, member_status_id, member_since, last_modified_at, field_values)
+     VALUES (?, ?, 'a', ?, ?, ?)`,
+  );
+  // Field values merge into what the member has (json_patch drops keys set to null);
+  // an archived member comes back; the status is never touched (an opt-out stays out).
+  const update = stmt(
+    db,
+    `UPDATE members SET field_values = json_patch(field_values, ?), last_modified_at = ?, deleted_at = NULL
+      WHERE member_id = ?`,
+  );
+  const record = stmt(
+    db,
+    'INSERT INTO import_members (import_id, member_id, change_type, added_to_groups) VALUES (?, ?, ?, ?)',
+  );
+  const join = stmt(
+    db,
+    'INSERT OR IGNORE INTO group_members (member_group_id, member_id, added_at) VALUES (?, ?, ?)',
+  );
+
+  rows.forEach((row, index) => {
+    const rawEmail = typeof row.email === 'string' ? row.email.trim() : null;
+    try {
+      if (!rawEmail || !isEmail(rawEmail))
+        throw badRequest(rawEmail ? `"${rawEmail}" is not a valid e-mail address` : 'email is missing');
+      const email = rawEmail.toLowerCase();
+      const values: Record<string, unknown> = {};
+      for (const key in row) {
+        if (RESERVED.has(key)) continue;
+        const value = row[key];
+        const field = catalog.byName.get(key.toLowerCase());
+        if (!field) throw badRequest(`unknown field "${key}"`);
+        values[field.field_id] = value === null || value === '' ? null : coerceValue(field, value, key);
+        if (values[field.field_id] !== null) c.fields.add(field.shortcut_name);
+      }
+      const sms = row.sms as SmsInput | undefined;
+      const existing = find.get(imp.import_id, ctx.accountId, email) as
+        | { member_id: number; seen: number; sms_phone_number: string | null; sms_region_code: string | null;
+            sms_transactional_status: 'a' | 'o' | null; sms_promotional_status: 'a' | 'o' | null }
+        | undefined;
+      if (existing?.seen) {
+        c.duplicates++;
+        return;
+      }
+      let memberId: number;
+      let change: ChangeType;
+      if (!existing) {
+        memberId = Number(insert.run(ctx.accountId, email, now, now, JSON.stringify(values)).lastInsertRowid);
+        change = 'a';
+        c.added++;
+      } else if (addOnly) {
+        record.run(imp.import_id, existing.member_id, 's', 0);
+        c.skipped++;
+        return;
+      } else {
+        memberId = existing.member_id;
+        update.run(JSON.stringify(values), now, memberId);
+        change = 'u';
+        c.updated++;
+      }
+      if (sms || smsCriteria) applySms(ctx, memberId, now, existing, { ...sms, ...smsCriteria });
+      let joined = 0;
+      for (const g of groupIds)
+        if (join.run(g, memberId, now).changes > 0) {
+          joined = 1;
+          c.byGroup[g] = (c.byGroup[g] ?? 0) + 1;
+        }
+      record.run(imp.import_id, memberId, change, joined);
+    } catch (err) {
+      c.skipped++;
+      c.errors.push({ index, email: rawEmail, error: (err as Error).message });
+    }
+  });
+}
+
+function applySms(
+  ctx: Ctx,
+  memberId: number,
+  now: string,
+  current: Parameters<typeof smsColumns>[1],
+  sms: SmsInput,
+) {
+  // Statuses from criteria.sms apply only to members who have (or now get) a number.
+  if (!sms.phone_number && !current?.sms_phone_number) return;
+  const cols = smsColumns(now, current, sms, undefined);
+  const names = Object.keys(cols);
+  if (!names.length) return;
+  ctx.db
+    .prepare(`UPDATE members SET ${names.map((n) => `${n} = ?`).join(', ')} WHERE member_id = ?`)
+    .run(...Object.values(cols), memberId);
+}
+
+function saveCounters(ctx: Ctx, imp: ImportRow, received: number, c: Counters) {
+  const byGroup = JSON.parse(imp.num_added_by_group) as Record<string, number>;
+  for (const [g, n] of Object.entries(c.byGroup)) byGroup[g] = (byGroup[g] ?? 0) + n;
+  const fields = new Set([...(JSON.parse(imp.fields_updated) as string[]), ...c.fields]);
+  stmt(
+    ctx.db,
+    `UPDATE member_imports SET num_members = num_members + ?, num_members_added = num_members_added + ?,
+            num_members_updated = num_members_updated + ?, num_duplicates = num_duplicates + ?,
+            num_skipped = num_skipped + ?, num_errors = num_errors + ?, num_added_by_group = ?, fields_updated = ?
+      WHERE import_id = ?`,
+  ).run(
+    received,
+    c.added,
+    c.updated,
+    c.duplicates,
+    c.skipped,
+    c.errors.length,
+    JSON.stringify(byGroup),
+    JSON.stringify([...fields]),
+    imp.import_id,
+  );
+}
+
+const newCounters = (): Counters => ({
+  added: 0,
+  updated: 0,
+  duplicates: 0,
+  skipped: 0,
+  errors: [],
+  byGroup: {},
+  fields: new Set(),
+});
+
+/**
+ * Applies one batch of a streamed import in one transaction: either the whole batch
+ * and its counters are committed, or nothing (a consistent prefix survives a kill).
+ */
+export function appendRows(ctx: Ctx, importId: number, rows: Record<string, unknown>[]): BatchResult {
+  return inTransaction(ctx.db, () => {
+    const imp = importRow(ctx, importId);
+    if (imp.mode !== 'stream') throw badRequest(`import ${importId} was made by POST /members; it takes no more rows`);
+    if (imp.status === 'o') throw badRequest(`import ${importId} is finished; start a new import`);
+    if (imp.status === 'e') {
+      // Resuming an interrupted import: it is in progress again.
+      stmt(ctx.db, "UPDATE member_imports SET status = 'p', error_message = NULL WHERE import_id = ?").run(importId);
+    }
+    const c = newCounters();
+    applyRows(ctx, imp, rows, c);
+    saveCounters(ctx, imp, rows.length, c);
+    return {
+      import_id: importId,
+      received: rows.length,
+      num_members: imp.num_members + rows.length,
+      added: c.added,
+      updated: c.updated,
+      duplicates: c.duplicates,
+      skipped: c.skipped,
+      errors: c.errors,
+    };
+  });
+}
+
+/** Ends a streamed import: status o, or e with a message (an interrupted import can be resumed). */
+export function finishImport(ctx: Ctx, importId: number, error?: string): ImportRecord {
+  return inTransaction(ctx.db, () => {
+    const imp = importRow(ctx, importId);
+    if (imp.mode !== 'stream') throw badRequest(`import ${importId} was made by POST /members; the job runner finishes it`);
+    if (imp.status === 'o') throw badRequest(`import ${importId} is already finished`);
+    stmt(ctx.db, 'UPDATE member_imports SET status = ?, error_message = ?, import_finished = ? WHERE import_id = ?').run(
+      error ? 'e' : 'o',
+      error ?? null,
+      stamp(ctx.clock.now()),
+      importId,
+    );
+    return getImport(ctx, importId);
+  });
+}
+
+// ---------------------------------------------------------------- the job runner
+
+/** Rows applied per transaction by the job runner. */
+const JOB_BATCH = 2_000;
+
+/**
+ * Advances queued and running POST /members jobs for up to budgetMs, one batch per
+ * transaction. Answers whether work is left. Called by `amsg serve` in the
+ * background and by the local transport after each request.
+ */
+export function advanceImports(db: Db, clock: Clock, budgetMs: number): boolean {
+  const deadline = Date.now() + budgetMs;
+  for (;;) {
+    const job = db
+      .prepare("SELECT * FROM member_imports WHERE mode = 'job' AND status IN ('q','p') ORDER BY import_id LIMIT 1")
+      .get() as ImportRow | undefined;
+    if (!job) return false;
+    if (Date.now() >= deadline) return true;
+    const ctx: Ctx = { db, clock, actor: localActor(db, job.account_id), accountId: job.account_id };
+    inTransaction(db, () => {
+      const imp = importRow(ctx, job.import_id);
+      if (imp.status === 'q')
+        stmt(db, "UPDATE member_imports SET status = 'p', import_started = ? WHERE import_id = ?").run(
+          stamp(clock.now()),
+          imp.import_id,
+        );
+      const staged = stmt(db, 'SELECT seq, member FROM import_rows WHERE import_id = ? ORDER BY seq LIMIT ?').all(
+        imp.import_id,
+        JOB_BATCH,
+      ) as { seq: number; member: string }[];
+      if (!staged.length) {
+        stmt(db, "UPDATE member_imports SET status = 'o', import_finished = ? WHERE import_id = ?").run(
+          stamp(clock.now()),
+          imp.import_id,
+        );
+        return;
+      }
+      const c = newCounters();
+      applyRows(ctx, imp, staged.map((r) => JSON.parse(r.member) as Record<string, unknown>), c);
+      saveCounters(ctx, imp, staged.length, c);
+      stmt(db, 'DELETE FROM import_rows WHERE import_id = ? AND seq <= ?').run(imp.import_id, staged[staged.length - 1].seq);
+    });
+  }
+}
