@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { action, examples, UsageError } from '../src/cli/context.js';
+import { action, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
 import { seg } from '../src/client/api.js';
 import {
   collect,
@@ -365,4 +365,193 @@ export function register(members: Command) {
       ),
     ['amsg members purge-archived --status o --yes'],
   );
+
+  examples(
+    members
+      .command('import <file>')
+      .description('import members from a CSV file (or - for stdin) as one import record; columns map to fields by name')
+      .option('--group <name|id>', 'add every imported member to this group, created if missing (repeatable)', collectList)
+      .option('--add-only', 'only add new members; existing ones are skipped')
+      .option('--map <column=field>', 'map a column to a field (or to email, phone_number, groups) (repeatable)', collect)
+      .option('--source-name <text>', 'name recorded on the import')
+      .option('--delimiter <char>', 'column delimiter: , ; tab or | (detected from the header by default)')
+      .option('--dry-run', 'check every row with the service rules and write nothing')
+      .option('--errors-out <file>', 'write the rejected rows, with their columns and an error column, to this CSV')
+      .option('--batch-size <n>', 'rows per call', '2000')
+      .option('--resume <import-id>', 'continue an interrupted import of the same file')
+      .option('--no-wait', 'against a service without streamed imports: do not wait for the import jobs to finish')
+      .action(
+        action(async (ctx, file: string, o: ImportFlags) => {
+          await importFile(ctx, file, o);
+        }),
+      ),
+    [
+      'amsg members import audience.csv --group Newsletter',
+      'amsg members import audience.csv --map "E-mail=email" --map Town=city --errors-out rejected.csv',
+      'amsg members import audience.csv --dry-run',
+      'cat audience.csv | amsg members import - --delimiter ";"',
+      'amsg members import audience.csv --resume 12',
+    ],
+  );
+
+  const imports = members.command('imports').description('member imports and what they did');
+  examples(
+    imports
+      .command('list')
+      .description('the member imports')
+      .action(
+        action(async (ctx) => {
+          const api = await ctx.api();
+          await ctx.print(await api.get('/members/imports'), { columns: IMPORT_COLUMNS });
+        }),
+      ),
+    ['amsg members imports list'],
+  );
+  examples(
+    imports
+      .command('get <import-id>')
+      .description('one import with its counts')
+      .action(
+        action(async (ctx, id: string) => {
+          const api = await ctx.api();
+          await ctx.print(await api.get(`/members/imports/${parseIds([id], 'the import id')[0]}`));
+        }),
+      ),
+    ['amsg members imports get 3'],
+  );
+  examples(
+    imports
+      .command('members <import-id>')
+      .description('the members an import touched, with their change type (a added, u updated, s skipped)')
+      .option('--added-only', 'only the members it added')
+      .option('--added-to-groups', 'only the members it put in a group')
+      .action(
+        action(async (ctx, id: string, o: { addedOnly?: boolean; addedToGroups?: boolean }) => {
+          const api = await ctx.api();
+          await ctx.print(
+            await api.get(`/members/imports/${parseIds([id], 'the import id')[0]}/members`, {
+              added_only: o.addedOnly,
+              added_to_groups: o.addedToGroups,
+            }),
+          );
+        }),
+      ),
+    ['amsg members imports members 3 --added-only'],
+  );
+}
+
+const IMPORT_COLUMNS = [
+  'import_id',
+  'status',
+  'source_filename',
+  'num_members',
+  'num_members_added',
+  'num_members_updated',
+  'num_duplicates',
+  'num_skipped',
+  'num_errors',
+  'import_started',
+  'import_finished',
+];
+
+interface ImportFlags {
+  group?: string[];
+  addOnly?: boolean;
+  map?: string[];
+  sourceName?: string;
+  delimiter?: string;
+  dryRun?: boolean;
+  errorsOut?: string;
+  batchSize: string;
+  resume?: string;
+  wait: boolean;
+}
+
+const DELIMITERS: Record<string, string> = { ',': ',', ';': ';', tab: '\t', '\\t': '\t', '\t': '\t', '|': '|' };
+
+async function importFile(ctx: RunContext, file: string, o: ImportFlags) {
+  const { runImport } = await import('../src/cli/importer.js');
+  const { createImportProgress } = await import('../src/cli/import-progress.js');
+  if (!/^[1-9]\d*$/.test(o.batchSize)) throw new UsageError(`--batch-size must be a positive whole number, got "${o.batchSize}"`);
+  const delimiter = o.delimiter === undefined ? undefined : DELIMITERS[o.delimiter];
+  if (o.delimiter !== undefined && !delimiter) throw new UsageError(`--delimiter must be one of , ; tab |, got "${o.delimiter}"`);
+  const map: Record<string, string> = {};
+  for (const pair of o.map ?? []) {
+    const eq = pair.lastIndexOf('=');
+    if (eq < 1 || eq === pair.length - 1) throw new UsageError(`--map takes column=field, got "${pair}"`);
+    map[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
+  }
+  if (o.resume !== undefined && o.dryRun) throw new UsageError('--resume and --dry-run do not go together');
+  const api = await ctx.api();
+  // A dry run writes nothing, so it does not create groups either.
+  const groupIdList = await groupIds(api, ctx, o.group, !o.dryRun);
+  const progress = await createImportProgress(process.stderr, { quiet: ctx.quiet });
+  const stop: { stopped: boolean; onStop?: () => void } = { stopped: false };
+  const onSigint = () => {
+    if (stop.stopped) process.exit(130);
+    stop.stopped = true;
+    stop.onStop?.();
+    ctx.note('stopping after the rows in flight (Ctrl-C again to quit at once)');
+  };
+  process.on('SIGINT', onSigint);
+  let outcome;
+  try {
+    outcome = await runImport(
+      api,
+      {
+        file,
+        groupIds: groupIdList,
+        addOnly: !!o.addOnly,
+        map,
+        sourceName: o.sourceName,
+        delimiter,
+        dryRun: !!o.dryRun,
+        errorsOut: o.errorsOut,
+        batchSize: Number(o.batchSize),
+        resume: o.resume === undefined ? undefined : parseIds([o.resume], '--resume')[0],
+        wait: o.wait,
+      },
+      progress,
+      (m) => ctx.note(m),
+      stop,
+    );
+  } catch (err) {
+    const partial = (err as { outcome?: Awaited<ReturnType<typeof runImport>> }).outcome;
+    if (partial) await report(ctx, partial);
+    throw err;
+  } finally {
+    process.off('SIGINT', onSigint);
+    await progress.stop();
+  }
+  await report(ctx, outcome);
+  if (outcome.interrupted) {
+    process.exitCode = 130;
+    const id = outcome.imports[0]?.import_id;
+    ctx.note(`stopped after line ${outcome.lastLine}; every row before it is committed${id ? `; continue with --resume ${id}` : ''}`);
+  } else if (outcome.rejectedCount) process.exitCode = EXIT.rowErrors;
+}
+
+async function report(ctx: RunContext, outcome: Awaited<ReturnType<typeof import('../src/cli/importer.js')['runImport']>>) {
+  // Rows refused by the service arrive a batch later than the ones the CLI refused itself.
+  const shown = [...outcome.rejected].sort((a, b) => a.line - b.line).slice(0, 20);
+  for (const r of shown) ctx.note(`line ${r.line}: ${r.reason}`);
+  if (outcome.rejectedCount > shown.length)
+    ctx.note(`… and ${outcome.rejectedCount - shown.length} more rejected rows (--errors-out FILE writes them all)`);
+  if (outcome.dryRun) {
+    const d = outcome.dryRun;
+    return ctx.done(
+      { ...d, rejected: outcome.rejectedCount },
+      `Dry run, nothing written: ${d.received} rows would give ${d.added} added, ${d.updated} updated, ` +
+        `${d.duplicates} duplicates, ${d.skipped} skipped; ${outcome.rejectedCount} rejected.`,
+    );
+  }
+  const one = outcome.imports.length === 1 ? outcome.imports[0] : undefined;
+  const sentence = one
+    ? `Import ${one.import_id} (status ${one.status}): ${one.num_members} rows, ${one.num_members_added} added, ` +
+      `${one.num_members_updated} updated, ${one.num_duplicates} duplicates, ${one.num_skipped} skipped, ` +
+      `${one.num_errors} errors` +
+      (outcome.rejectedCount - Number(one.num_errors) > 0 ? `; ${outcome.rejectedCount - Number(one.num_errors)} rows rejected before sending` : '') +
+      '.'
+    : `${outcome.imports.length} imports.`;
+  await ctx.done(one ?? outcome.imports, sentence);
 }

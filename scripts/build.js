@@ -29,11 +29,14 @@ const lazyChildProcessForCommander = {
 };
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-rmSync(`${root}/dist`, { recursive: true, force: true });
+// `node scripts/build.js --outdir DIR` builds elsewhere (a second copy to try things with).
+const outIndex = process.argv.indexOf('--outdir');
+const outdir = outIndex > 0 ? process.argv[outIndex + 1] : `${root}/dist`;
+rmSync(outdir, { recursive: true, force: true });
 const result = await build({
   absWorkingDir: root,
   entryPoints: { main: 'src/cli/main.ts' },
-  outdir: 'dist',
+  outdir,
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -41,7 +44,8 @@ const result = await build({
   target: 'node20',
   minify: true,
   // The native addon is loaded by path at run time (src/store/db.ts).
-  external: ['*.node'],
+  // react-devtools-core is Ink's optional debugging hook (loaded only with DEV=true).
+  external: ['*.node', 'react-devtools-core'],
   // CommonJS dependencies (commander, find-my-way, better-sqlite3) call require().
   banner: { js: "import{createRequire as __amsgCreateRequire}from'node:module';const require=__amsgCreateRequire(import.meta.url);" },
   plugins: [lazyChildProcessForCommander],
@@ -49,4 +53,4 @@ const result = await build({
   metafile: true,
   logLevel: 'warning',
 });
-writeFileSync(`${root}/dist/metafile.json`, JSON.stringify(result.metafile));
+writeFileSync(`${outdir}/metafile.json`, JSON.stringify(result.metafile));

@@ -16,7 +16,7 @@ import { stamp, type Clock } from './clock.js';
 import type { Ctx } from './context.js';
 import { localActor } from './accounts.js';
 import { coerceValue, FieldCatalog } from './fields.js';
-import { requireGroups } from './groups.js';
+import { createGroups, groupIdByName, requireGroups } from './groups.js';
 import { smsColumns, type SmsInput } from './members.js';
 
 export type ImportStatus = 'q' | 'p' | 'o' | 'e';
@@ -192,8 +192,12 @@ function insertImport(ctx: Ctx, opts: ImportOptions, mode: 'job' | 'stream'): nu
   );
 }
 
-/** Keys of a member row that are not field names. */
-const RESERVED = new Set(['email', 'sms']);
+/**
+ * Keys of a member row that are not field names: the address, the sms object, and
+ * (an extension, for a CSV group column) `groups`, names or ids of groups to join;
+ * named groups that do not exist are created.
+ */
+const RESERVED = new Set(['email', 'sms', 'groups']);
 
 /**
  * Unknown field names in any row are a 400 before anything is written: an import
@@ -303,6 +307,23 @@ function applyRows(ctx: Ctx, imp: ImportRow, rows: Record<string, unknown>[], c:
     'INSERT OR IGNORE INTO group_members (member_group_id, member_id, added_at) VALUES (?, ?, ?)',
   );
 
+  const groupByName = new Map<string, number>();
+  const rowGroups = (value: unknown): number[] => {
+    const list = Array.isArray(value) ? value : [value];
+    return list.map((g) => {
+      if (typeof g === 'number' && Number.isSafeInteger(g)) {
+        requireGroups(ctx, [g]);
+        return g;
+      }
+      if (typeof g !== 'string' || !g.trim()) throw badRequest('groups: must be group names or ids');
+      const name = g.trim();
+      let id = groupByName.get(name.toLowerCase()) ?? groupIdByName(ctx, name);
+      if (id === undefined) id = createGroups(ctx, [{ group_name: name }])[0].member_group_id;
+      groupByName.set(name.toLowerCase(), id);
+      return id;
+    });
+  };
+
   rows.forEach((row, index) => {
     const rawEmail = typeof row.email === 'string' ? row.email.trim() : null;
     try {
@@ -345,7 +366,8 @@ function applyRows(ctx: Ctx, imp: ImportRow, rows: Record<string, unknown>[], c:
       }
       if (sms || smsCriteria) applySms(ctx, memberId, now, existing, { ...sms, ...smsCriteria });
       let joined = 0;
-      for (const g of groupIds)
+      const groups = row.groups === undefined || row.groups === null || row.groups === '' ? groupIds : [...groupIds, ...rowGroups(row.groups)];
+      for (const g of groups)
         if (join.run(g, memberId, now).changes > 0) {
           joined = 1;
           c.byGroup[g] = (c.byGroup[g] ?? 0) + 1;
@@ -451,6 +473,31 @@ export function finishImport(ctx: Ctx, importId: number, error?: string): Import
     );
     return getImport(ctx, importId);
   });
+}
+
+/** Thrown to roll a dry run back. */
+const DRY_RUN = Symbol('dry run');
+
+/**
+ * What importing these rows would do, with the exact rules of a real import, and
+ * nothing written: the rows are applied to a scratch import and rolled back.
+ */
+export function validateRows(ctx: Ctx, rows: Record<string, unknown>[], opts: ImportOptions): Omit<BatchResult, 'import_id' | 'num_members'> {
+  if (ctx.db.inTransaction) throw new Error('validateRows must not run inside another transaction');
+  let result: Omit<BatchResult, 'import_id' | 'num_members'> | undefined;
+  try {
+    ctx.db.transaction(() => {
+      checkOptions(ctx, opts);
+      const imp = importRow(ctx, insertImport(ctx, opts, 'stream'));
+      const c = newCounters();
+      applyRows(ctx, imp, rows, c);
+      result = { received: rows.length, added: c.added, updated: c.updated, duplicates: c.duplicates, skipped: c.skipped, errors: c.errors };
+      throw DRY_RUN;
+    })();
+  } catch (err) {
+    if (err !== DRY_RUN) throw err;
+  }
+  return result!;
 }
 
 // ---------------------------------------------------------------- the job runner

@@ -89,6 +89,19 @@ export const importRoutes = [
     handler: ({ ctx, params, body }) => imports.appendRows(ctx, params.import_id, body.members),
   }),
   route({
+    op: 'imports.validate',
+    method: 'POST',
+    path: '/{account_id}/members/imports/validate',
+    summary: 'What importing these rows would do (counts and row errors), with nothing written',
+    extension: true,
+    body: s.object({ members: memberRows(0), ...options }),
+    returns: '{received, added, updated, duplicates, skipped, errors}',
+    handler: ({ ctx, body }) => {
+      const { members, ...rest } = body;
+      return imports.validateRows(ctx, members, toOptions(rest));
+    },
+  }),
+  route({
     op: 'imports.finish',
     method: 'POST',
     path: '/{account_id}/members/imports/{import_id}/finish',
