@@ -1,0 +1,164 @@
+#!/usr/bin/env node
+// Import figures of issue 3, measured in one run (medians of BENCH_IMPORT_RUNS):
+//
+//   local `amsg members import` of N members, fresh database   vs  sqlite3 .import --csv   goal ≤ 2.0×
+//   peak RSS of that import, at 100k and at N                                               goal ≤ 250 MB, flat
+//   import through `amsg serve` on loopback                     vs  the local rate          goal ≥ 0.7×
+//   re-import of the same file (all updates)                    vs  the first import        goal ≤ 1.3×
+//
+//   node bench/import.js          (after `npm run build`)
+//   BENCH_IMPORT_ROWS=100000 node bench/import.js    (quick)
+//
+// The CSV has email, first_name, last_name, city, birthday (date), score (numeric) and
+// group_name (four groups), with fields of matching types in the amsg database.
+import { spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'amsg.js');
+const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 1_000_000);
+const RUNS = Number(process.env.BENCH_IMPORT_RUNS ?? 3);
+const SQLITE3 = ['/usr/bin/sqlite3', '/usr/local/bin/sqlite3'].find(existsSync);
+const GNU_TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
+
+if (!existsSync(join(ROOT, 'dist', 'main.js'))) {
+  console.error('bench: dist/ is missing: run `npm run build` first');
+  process.exit(1);
+}
+const TMP = mkdtempSync(join(tmpdir(), 'amsg-bench-import-'));
+process.on('exit', () => rmSync(TMP, { recursive: true, force: true }));
+process.once('SIGINT', () => process.exit(130));
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+const say = (m) => process.stderr.write(`bench: ${m}\n`);
+
+async function writeCsv(file, rows) {
+  const out = createWriteStream(file);
+  const cities = ['Oslo', 'Bergen', 'London', 'Paris', 'Berlin', 'New York', 'Tokyo', 'Lisbon'];
+  const groups = ['Newsletter', 'Customers', 'VIP', 'Leads'];
+  out.write('email,first_name,last_name,city,birthday,score,group_name\n');
+  let buf = '';
+  for (let i = 0; i < rows; i++) {
+    const day = `${1950 + (i % 50)}-${String(1 + (i % 12)).padStart(2, '0')}-${String(1 + (i % 28)).padStart(2, '0')}`;
+    buf += `user${i}@example.com,First${i},Last${i % 997},${cities[i % 8]},${day},${((i * 7) % 1000) / 10},${groups[i % 4]}\n`;
+    if (buf.length > 1 << 20) {
+      if (!out.write(buf)) await once(out, 'drain');
+      buf = '';
+    }
+  }
+  out.end(buf);
+  await once(out, 'finish');
+}
+
+/** Runs a command; answers wall ms and (with GNU time) peak RSS in MB. */
+function timed(cmd, args, env = {}) {
+  const full = GNU_TIME ? [GNU_TIME, ['-f', 'maxrss=%M', cmd, ...args]] : [cmd, args];
+  const t = process.hrtime.bigint();
+  const r = spawnSync(full[0], full[1], { env: { ...process.env, ...env }, encoding: 'utf8', maxBuffer: 64 << 20 });
+  const ms = Number(process.hrtime.bigint() - t) / 1e6;
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr.slice(-2000)}`);
+  const m = /maxrss=(\d+)/.exec(r.stderr);
+  return { ms, rssMb: m ? Number(m[1]) / 1024 : undefined, stdout: r.stdout };
+}
+
+function amsg(db, ...args) {
+  return timed(process.execPath, [BIN, ...args, '-q'], { AMSG_DB: db, AMSG_BASE_URL: '', AMSG_QUIET: '1' });
+}
+
+function freshDb(name) {
+  const db = join(TMP, `${name}.db`);
+  for (const s of ['', '-wal', '-shm']) rmSync(db + s, { force: true });
+  amsg(db, 'init');
+  amsg(db, 'fields', 'create', 'city', '--type', 'text');
+  amsg(db, 'fields', 'create', 'birthday', '--type', 'date');
+  amsg(db, 'fields', 'create', 'score', '--type', 'numeric');
+  return db;
+}
+
+function sqliteImport(csv) {
+  const db = join(TMP, 'anchor.db');
+  rmSync(db, { force: true });
+  return timed(SQLITE3, [
+    db,
+    'CREATE TABLE m (email TEXT UNIQUE, first_name TEXT, last_name TEXT, city TEXT, birthday DATE, score NUMERIC, group_name TEXT);',
+    `.import --csv --skip 1 ${csv} m`,
+  ]);
+}
+
+async function serveImport(csv) {
+  const db = freshDb('served');
+  const init = JSON.parse(amsg(db, 'keys', 'create', '--json').stdout);
+  const server = spawn(process.execPath, [BIN, 'serve', '--port', '0', '-q'], {
+    env: { ...process.env, AMSG_DB: db },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise((resolve, reject) => {
+    createInterface({ input: server.stdout }).once('line', resolve);
+    server.once('exit', (code) => reject(new Error(`serve exited ${code}`)));
+  });
+  try {
+    return timed(process.execPath, [BIN, 'members', 'import', csv, '-q'], {
+      AMSG_BASE_URL: url,
+      AMSG_API_KEY: `${init.public_key}:${init.private_key}`,
+      AMSG_QUIET: '1',
+    });
+  } finally {
+    server.kill('SIGTERM');
+    await once(server, 'exit');
+  }
+}
+
+const csv = join(TMP, `members-${ROWS}.csv`);
+say(`writing a ${ROWS.toLocaleString('en-US')}-member CSV`);
+await writeCsv(csv, ROWS);
+const small = join(TMP, 'members-100000.csv');
+if (ROWS > 100_000) await writeCsv(small, 100_000);
+
+const anchor = [];
+const first = [];
+const again = [];
+const rss = [];
+for (let run = 1; run <= RUNS; run++) {
+  say(`run ${run}/${RUNS}: sqlite3 .import`);
+  if (SQLITE3) anchor.push(sqliteImport(csv).ms);
+  say(`run ${run}/${RUNS}: amsg members import (fresh database), then again (all updates)`);
+  const db = freshDb(`local${run}`);
+  const a = amsg(db, 'members', 'import', csv);
+  first.push(a.ms);
+  if (a.rssMb) rss.push(a.rssMb);
+  again.push(amsg(db, 'members', 'import', csv).ms);
+}
+let smallRss;
+if (ROWS > 100_000) {
+  say('peak RSS at 100k');
+  smallRss = amsg(freshDb('small'), 'members', 'import', small).rssMb;
+}
+say('amsg members import through amsg serve');
+const served = (await serveImport(csv)).ms;
+
+const rows = [];
+const fmt = (ms) => `${(ms / 1000).toFixed(2)} s`;
+const fig = (name, base, baseName, value, ratio, goal, pass) => rows.push([name, base === undefined ? '—' : `${baseName}: ${fmt(base)}`, fmt(value), ratio === undefined ? '—' : `${ratio.toFixed(2)}×`, goal, pass]);
+const local = median(first);
+const anchorMs = anchor.length ? median(anchor) : undefined;
+fig('local import of the file', anchorMs, 'sqlite3 .import', local, anchorMs && local / anchorMs, '≤ 2.0×', anchorMs ? (local / anchorMs <= 2 ? 'pass' : 'FAIL') : 'no sqlite3: skipped');
+fig('import through amsg serve (rate vs local)', local, 'local', served, local / served, '≥ 0.7×', local / served >= 0.7 ? 'pass' : 'FAIL');
+fig('re-import, all updates', local, 'first import', median(again), median(again) / local, '≤ 1.3×', median(again) / local <= 1.3 ? 'pass' : 'FAIL');
+
+const md = (cells) => `| ${cells.join(' | ')} |`;
+console.log(`\nimport of ${ROWS.toLocaleString('en-US')} members, median of ${RUNS} (rows/s local: ${Math.round(ROWS / (local / 1000)).toLocaleString('en-US')})\n`);
+console.log(md(['Figure', 'Baseline (median)', 'amsg (median)', 'Ratio', 'Goal', 'Result']));
+console.log(md(['---', '---', '---', '---', '---', '---']));
+for (const r of rows) console.log(md(r));
+if (rss.length)
+  console.log(
+    `\npeak RSS of the local import: ${median(rss).toFixed(0)} MB at ${ROWS.toLocaleString('en-US')} rows` +
+      (smallRss ? `, ${smallRss.toFixed(0)} MB at 100,000 rows` : '') +
+      ` (goal ≤ 250 MB and flat): ${median(rss) <= 250 ? 'pass' : 'FAIL'}`,
+  );
+else console.log('\npeak RSS: /usr/bin/time is missing; not measured');
