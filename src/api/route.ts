@@ -3,11 +3,15 @@ import type { Schema, Infer } from './schema.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** A non-JSON answer (CSV, zip): the content type and the bytes or a stream of them. */
+/**
+ * A non-JSON answer (CSV, zip): the content type and the bytes or a stream of them.
+ * A stream is read as it is sent, so a handler checks everything that can fail with
+ * an ordinary error answer before returning one (a generator's body runs late).
+ */
 export interface RawBody {
   contentType: string;
   filename?: string;
-  data: Buffer | string | AsyncIterable<Buffer | string>;
+  data: Buffer | string | Iterable<Buffer | string> | AsyncIterable<Buffer | string>;
 }
 
 export interface RouteInput<P, Q, B> {

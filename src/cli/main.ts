@@ -4,6 +4,7 @@ import { EXIT } from './context.js';
 import * as init from '../../commands/init.js';
 import * as members from '../../commands/members.js';
 import * as groups from '../../commands/groups.js';
+import * as subscriptions from '../../commands/subscriptions.js';
 import * as fields from '../../commands/fields.js';
 import * as webhooks from '../../commands/webhooks.js';
 import * as keys from '../../commands/keys.js';
@@ -11,6 +12,7 @@ import * as users from '../../commands/users.js';
 import * as serve from '../../commands/serve.js';
 import * as config from '../../commands/config.js';
 import * as api from '../../commands/api.js';
+import * as exportsCommand from '../../commands/exports.js';
 
 /**
  * The top-level commands: name, one-line description, and the module that defines
@@ -22,6 +24,8 @@ const COMMANDS: Record<string, [description: string, module: { register(cmd: Com
   init: ['set up a local database: account 1, its owner and an API key pair', init],
   members: ['members: add, read, update, status changes, archive and purge', members],
   groups: ['groups of members, with their counts', groups],
+  subscriptions: ['subscriptions (topics members subscribe to)', subscriptions],
+  exports: ['audience and individual member exports', exportsCommand],
   fields: ['custom member fields', fields],
   webhooks: ['webhooks', webhooks],
   keys: ['API key pairs', keys],

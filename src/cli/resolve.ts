@@ -98,6 +98,18 @@ export async function groupId(api: Api, ctx: RunContext, ref: string): Promise<n
   return (await groupIds(api, ctx, [ref]))[0];
 }
 
+/**
+ * A subscription id for an id or a name (case-insensitive, among live subscriptions;
+ * a deleted one is reached by its id).
+ */
+export async function subscriptionId(api: Api, ref: string): Promise<number> {
+  if (isId(ref)) return Number(ref);
+  const subscriptions = await api.get<{ subscription_id: number; subscription_name: string }[]>('/subscriptions');
+  const found = subscriptions.find((x) => x.subscription_name.toLowerCase() === ref.toLowerCase());
+  if (!found) throw new UsageError(`no subscription named "${ref}" (see amsg subscriptions list)`);
+  return found.subscription_id;
+}
+
 /** A field id for an id or a shortcut name. */
 export async function fieldId(api: Api, ref: string): Promise<number> {
   if (isId(ref)) return Number(ref);

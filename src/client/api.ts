@@ -1,5 +1,5 @@
 import type { Settings } from './config.js';
-import type { ApiCall, QueryValue, Transport } from './transport.js';
+import type { ApiCall, Download, QueryValue, Transport } from './transport.js';
 
 type Query = Record<string, QueryValue>;
 
@@ -31,6 +31,11 @@ export class Api {
   }
   delete<T = unknown>(path: string, query?: Query) {
     return this.request('DELETE', path, { query }) as Promise<T>;
+  }
+
+  /** A GET answered with a file (an export's CSV or zip), streamed; errors are ApiError as usual. */
+  download(path: string, query?: Query): Promise<Download> {
+    return this.transport.download({ method: 'GET', path: `/${this.accountId}${path}`, query });
   }
 
   close() {

@@ -1,6 +1,6 @@
-import { Pool, errors as undiciErrors } from 'undici';
+import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { ApiError } from '../api/errors.js';
-import { ConnectionError, queryString, type ApiCall, type Transport } from './transport.js';
+import { ConnectionError, queryString, type ApiCall, type Download, type Transport } from './transport.js';
 
 export interface HttpOptions {
   baseUrl: string;
@@ -49,14 +49,43 @@ export class HttpTransport implements Transport {
   }
 
   async request(call: ApiCall): Promise<unknown> {
+    return parse((await this.exchange(call, true)).text!);
+  }
+
+  /** Streams a successful answer's body; an error answer is read and thrown as ApiError like any other. */
+  async download(call: ApiCall): Promise<Download> {
+    const { res } = await this.exchange(call, false, '*/*');
+    const type = res.headers['content-type'];
+    const disposition = String(res.headers['content-disposition'] ?? '');
+    const filename = /filename="([^"]*)"/.exec(disposition)?.[1];
+    const target = this.opts.baseUrl;
+    async function* body(): AsyncIterable<Buffer> {
+      try {
+        for await (const chunk of res.body) yield chunk as Buffer;
+      } catch (err) {
+        throw new ConnectionError(`the download from ${target} broke off: ${describe(err)}`, err);
+      }
+    }
+    return { contentType: Array.isArray(type) ? type[0] : (type ?? 'application/octet-stream'), filename, body: body() };
+  }
+
+  /**
+   * Sends a call with retries, and answers the successful response (its text read
+   * when readBody, else left to stream). Error answers are thrown as ApiError.
+   */
+  private async exchange(
+    call: ApiCall,
+    readBody: boolean,
+    accept = 'application/json',
+  ): Promise<{ res: Dispatcher.ResponseData; text?: string }> {
     const attempts = this.opts.attempts ?? 4;
     const idempotent = IDEMPOTENT.has(call.method);
     for (let attempt = 1; ; attempt++) {
-      let status: number;
-      let text: string;
-      let retryAfter: number | undefined;
+      let res: Dispatcher.ResponseData;
+      let text: string | undefined;
       try {
-        ({ status, text, retryAfter } = await this.once(call));
+        res = await this.send(call, accept);
+        if (readBody || res.statusCode >= 400) text = await res.body.text();
       } catch (err) {
         const code = (err as { code?: string }).code ?? '';
         const retryable = idempotent || CONNECT_ONLY.has(code);
@@ -66,8 +95,11 @@ export class HttpTransport implements Transport {
         }
         throw new ConnectionError(`cannot reach ${this.opts.baseUrl}: ${describe(err)}`, err);
       }
-      const body = parse(text);
-      if (status < 400) return body;
+      const status = res.statusCode;
+      if (status < 400) return { res, text };
+      const ra = Number(res.headers['retry-after']);
+      const retryAfter = Number.isFinite(ra) && ra >= 0 ? ra : undefined;
+      const body = parse(text!);
       const rateLimited = status === 403 && (body as { error?: string })?.error === 'Rate Limit Exceeded';
       if (idempotent && (RETRY_STATUSES.has(status) || rateLimited) && attempt < attempts) {
         // Retrying sooner than the server asked is refused again, so a longer wait is
@@ -86,21 +118,18 @@ export class HttpTransport implements Transport {
     return base / 2 + Math.random() * base;
   }
 
-  private async once(call: ApiCall) {
+  private send(call: ApiCall, accept: string): Promise<Dispatcher.ResponseData> {
     const qs = new URLSearchParams(queryString(call.query)).toString();
-    const res = await this.pool.request({
+    return this.pool.request({
       method: call.method,
       path: `${this.basePath}${call.path}${qs ? `?${qs}` : ''}`,
       headers: {
-        accept: 'application/json',
+        accept,
         ...(this.auth ? { authorization: this.auth } : {}),
         ...(call.body !== undefined ? { 'content-type': 'application/json' } : {}),
       },
       body: call.body === undefined ? undefined : JSON.stringify(call.body),
     });
-    const text = await res.body.text();
-    const ra = Number(res.headers['retry-after']);
-    return { status: res.statusCode, text, retryAfter: Number.isFinite(ra) && ra >= 0 ? ra : undefined };
   }
 
   async close() {

@@ -10,9 +10,19 @@ export interface ApiCall {
   body?: unknown;
 }
 
+/** A non-JSON answer (an export's CSV or zip), read as it arrives. */
+export interface Download {
+  contentType: string;
+  /** The file name the service suggests (Content-Disposition). */
+  filename?: string;
+  body: AsyncIterable<Buffer>;
+}
+
 /** How the Api reaches the service: in-process over SQLite, or HTTP. Both answer parsed JSON or throw ApiError. */
 export interface Transport {
   request(call: ApiCall): Promise<unknown>;
+  /** A GET whose answer is a file: streamed, not parsed. Errors are ApiError as for request. */
+  download(call: ApiCall): Promise<Download>;
   /** Where calls go, for the "acting on …" line (a file path or a URL). */
   readonly target: string;
   close(): Promise<void>;

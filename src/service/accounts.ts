@@ -155,6 +155,13 @@ export function createUser(
   return getUser(ctx, Number(id));
 }
 
+/** The user the request acts as (the key's user; the owner in local mode), whichever account the path names. */
+export function currentUser(ctx: Ctx): UserRecord {
+  const row = stmt(ctx.db, 'SELECT * FROM users WHERE user_id = ?').get(ctx.actor.user_id) as UserRow | undefined;
+  if (!row) throw notFound(`user ${ctx.actor.user_id} not found`);
+  return toUser(row);
+}
+
 export function getUser(ctx: Ctx, userId: number): UserRecord {
   const row = stmt(ctx.db, 'SELECT * FROM users WHERE account_id = ? AND user_id = ?').get(ctx.accountId, userId) as
     | UserRow

@@ -208,7 +208,7 @@ describe('routing', () => {
   it('a known path with the wrong method is a 405 listing the allowed ones', async () => {
     expect(await s.call('PATCH', '/1/members')).toEqual({
       status: 405,
-      body: { error: 'PATCH is not allowed on /1/members (allowed: GET, DELETE)' },
+      body: { error: 'PATCH is not allowed on /1/members (allowed: GET, POST, DELETE)' },
     });
     expect(await s.call('POST', '/1/members/1')).toEqual({
       status: 405,

@@ -329,8 +329,8 @@ describe('routing errors', () => {
   it('answers 405 with the allowed methods, in the body and in an Allow header', async () => {
     const res = await call('PATCH', '/1/members');
     expect(res.status).toBe(405);
-    expect(res.body).toEqual({ error: 'PATCH is not allowed on /1/members (allowed: GET, DELETE)' });
-    expect(res.headers.get('allow')).toBe('GET, DELETE');
+    expect(res.body).toEqual({ error: 'PATCH is not allowed on /1/members (allowed: GET, POST, DELETE)' });
+    expect(res.headers.get('allow')).toBe('GET, POST, DELETE');
 
     const post = await call('POST', '/1/members/1', { body: '{}' });
     expect(post.status).toBe(405);

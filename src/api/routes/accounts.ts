@@ -19,6 +19,15 @@ export const accountRoutes = [
     handler: ({ ctx }) => accounts.listUsers(ctx).map(user),
   }),
   route({
+    op: 'users.me',
+    method: 'GET',
+    path: '/{account_id}/users/me',
+    summary: 'The user this request acts as (the owner of the key pair; the owner in local mode)',
+    extension: true,
+    returns: 'user',
+    handler: ({ ctx }) => user(accounts.currentUser(ctx)),
+  }),
+  route({
     op: 'users.create',
     method: 'POST',
     path: '/{account_id}/users',

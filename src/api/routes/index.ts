@@ -3,7 +3,9 @@ import { accountRoutes } from './accounts.js';
 import { fieldRoutes } from './fields.js';
 import { groupRoutes } from './groups.js';
 import { memberRoutes } from './members.js';
+import { subscriptionRoutes } from './subscriptions.js';
 import { importRoutes } from './imports.js';
+import { exportRoutes } from './exports.js';
 
 /** Every operation of the service, spec and extensions: the one route table. */
-export const ROUTES: Route[] = [...memberRoutes, ...importRoutes, ...groupRoutes, ...fieldRoutes, ...accountRoutes];
+export const ROUTES: Route[] = [...memberRoutes, ...importRoutes, ...exportRoutes, ...groupRoutes, ...subscriptionRoutes, ...fieldRoutes, ...accountRoutes];

@@ -9,10 +9,12 @@
  */
 import * as spine from './001-spine.js';
 import * as imports from './002-imports.js';
+import * as exportsSchema from './003-exports.js';
 import * as subscriptions from './004-subscriptions.js';
 
 export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '001-spine', sql: spine.sql },
   { name: '002-imports', sql: imports.sql },
+  { name: '003-exports', sql: exportsSchema.sql },
   { name: '004-subscriptions', sql: subscriptions.sql },
 ];
