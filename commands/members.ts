@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { action, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
-import { seg } from '../src/client/api.js';
+import { seg, type Api } from '../src/client/api.js';
 import {
   collect,
   collectList,
@@ -473,6 +473,8 @@ async function importFile(ctx: RunContext, file: string, o: ImportFlags) {
   const { runImport } = await import('../src/cli/importer.js');
   const { createImportProgress } = await import('../src/cli/import-progress.js');
   if (!/^[1-9]\d*$/.test(o.batchSize)) throw new UsageError(`--batch-size must be a positive whole number, got "${o.batchSize}"`);
+  // The service takes at most 100,000 rows per call: say so now, not after the import is opened.
+  if (Number(o.batchSize) > 100_000) throw new UsageError(`--batch-size must be at most 100000 (rows per call), got ${o.batchSize}`);
   const delimiter = o.delimiter === undefined ? undefined : DELIMITERS[o.delimiter];
   if (o.delimiter !== undefined && !delimiter) throw new UsageError(`--delimiter must be one of , ; tab |, got "${o.delimiter}"`);
   const map: Record<string, string> = {};
@@ -482,9 +484,10 @@ async function importFile(ctx: RunContext, file: string, o: ImportFlags) {
     map[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
   }
   if (o.resume !== undefined && o.dryRun) throw new UsageError('--resume and --dry-run do not go together');
+  // A resumed import goes on with the options it was opened with.
+  if (o.resume !== undefined && (o.group || o.addOnly || o.sourceName !== undefined))
+    throw new UsageError('--resume continues the import with its own options: leave out --group, --add-only and --source-name');
   const api = await ctx.api();
-  // A dry run writes nothing, so it does not create groups either.
-  const groupIdList = await groupIds(api, ctx, o.group, !o.dryRun);
   const progress = await createImportProgress(process.stderr, { quiet: ctx.quiet });
   const stop: { stopped: boolean; onStop?: () => void } = { stopped: false };
   const onSigint = () => {
@@ -500,7 +503,7 @@ async function importFile(ctx: RunContext, file: string, o: ImportFlags) {
       api,
       {
         file,
-        groupIds: groupIdList,
+        groups: o.dryRun ? () => existingGroupIds(api, ctx, o.group) : () => groupIds(api, ctx, o.group, true),
         addOnly: !!o.addOnly,
         map,
         sourceName: o.sourceName,
@@ -518,6 +521,9 @@ async function importFile(ctx: RunContext, file: string, o: ImportFlags) {
   } catch (err) {
     const partial = (err as { outcome?: Awaited<ReturnType<typeof runImport>> }).outcome;
     if (partial) await report(ctx, partial);
+    const id = partial?.importId;
+    if (id !== undefined)
+      ctx.note(`import ${id} stopped after line ${partial!.lastLine}, which is written with every row before it; continue with --resume ${id} once the problem is fixed`);
     throw err;
   } finally {
     process.off('SIGINT', onSigint);
@@ -527,12 +533,29 @@ async function importFile(ctx: RunContext, file: string, o: ImportFlags) {
   if (outcome.interrupted) {
     process.exitCode = 130;
     const id = outcome.imports[0]?.import_id;
-    ctx.note(`stopped after line ${outcome.lastLine}; every row before it is committed${id ? `; continue with --resume ${id}` : ''}`);
+    if (id === undefined) ctx.note('stopped before the first batch was written; nothing was imported');
+    else ctx.note(`stopped after line ${outcome.lastLine}, which is written with every row before it; continue with --resume ${id}`);
   } else if (outcome.rejectedCount) process.exitCode = EXIT.rowErrors;
 }
 
+/**
+ * The --group ids for a dry run, which writes nothing and so creates no group: a
+ * missing one is left out, with a note (the import would create it).
+ */
+async function existingGroupIds(api: Api, ctx: RunContext, refs: string[] = []): Promise<number[]> {
+  const ids: number[] = [];
+  for (const ref of refs) {
+    try {
+      ids.push(...(await groupIds(api, ctx, [ref], false)));
+    } catch (err) {
+      if (!(err instanceof UsageError)) throw err;
+      ctx.note(`there is no group "${ref}" yet: the import would create it`);
+    }
+  }
+  return ids;
+}
+
 async function report(ctx: RunContext, outcome: Awaited<ReturnType<typeof import('../src/cli/importer.js')['runImport']>>) {
-  // Rows refused by the service arrive a batch later than the ones the CLI refused itself.
   const shown = [...outcome.rejected].sort((a, b) => a.line - b.line).slice(0, 20);
   for (const r of shown) ctx.note(`line ${r.line}: ${r.reason}`);
   if (outcome.rejectedCount > shown.length)
@@ -545,6 +568,8 @@ async function report(ctx: RunContext, outcome: Awaited<ReturnType<typeof import
         `${d.duplicates} duplicates, ${d.skipped} skipped; ${outcome.rejectedCount} rejected.`,
     );
   }
+  // Stopped before anything was written: there is no record to show (a note says so).
+  if (!outcome.imports.length) return;
   const one = outcome.imports.length === 1 ? outcome.imports[0] : undefined;
   const sentence = one
     ? `Import ${one.import_id} (status ${one.status}): ${one.num_members} rows, ${one.num_members_added} added, ` +

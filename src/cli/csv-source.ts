@@ -4,9 +4,8 @@
  * and quoted fields (commas, newlines) handled by csv-parse. Memory stays flat
  * whatever the file's size.
  */
-import { createReadStream, statSync } from 'node:fs';
-import { Readable } from 'node:stream';
-import { parse } from 'csv-parse';
+import { closeSync, createReadStream, openSync, readSync, statSync } from 'node:fs';
+import { Parser } from 'csv-parse';
 import { UsageError } from './context.js';
 
 /** The largest record accepted: a bigger one is almost always a broken quote. */
@@ -48,6 +47,56 @@ function detectDelimiter(firstLine: string): string {
   return best;
 }
 
+/**
+ * Where in a chunk that failed to decode the first invalid UTF-8 sequence starts: the
+ * longest prefix that still decodes (a binary search; this runs once, on failure).
+ */
+function firstInvalidByte(chunk: Buffer): number {
+  let ok = 0;
+  let bad = chunk.length;
+  while (bad - ok > 1) {
+    const mid = (ok + bad) >> 1;
+    try {
+      new TextDecoder('utf-8', { fatal: true }).decode(chunk.subarray(0, mid), { stream: true });
+      ok = mid;
+    } catch {
+      bad = mid;
+    }
+  }
+  return ok;
+}
+
+/** Newlines in the first `end` bytes of a file: the line of a byte, for an error message. */
+function linesBefore(file: string, end: number): number {
+  const fd = openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(1 << 20);
+    let lines = 0;
+    for (let pos = 0; pos < end; ) {
+      const n = readSync(fd, buf, 0, Math.min(buf.length, end - pos), pos);
+      if (!n) break;
+      for (let i = buf.indexOf(10); i !== -1 && i < n; i = buf.indexOf(10, i + 1)) lines++;
+      pos += n;
+    }
+    return lines;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A csv-parse parser whose records go to a queue as they are parsed, never through
+ * its readable side (on_record would do the same, but makes an info object per record).
+ */
+class RecordQueue extends Parser {
+  readonly queue: string[][] = [];
+  override push(record: unknown): boolean {
+    if (record === null) return super.push(null);
+    this.queue.push(record as string[]);
+    return true;
+  }
+}
+
 /** Opens FILE (or `-` for stdin) and reads its header. */
 export async function openCsv(file: string, opts: { delimiter?: string } = {}): Promise<CsvSource> {
   let totalBytes: number | undefined;
@@ -84,7 +133,11 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
       try {
         decoded = decoder.decode(chunk, { stream: true });
       } catch {
-        throw new CsvError(`${name} is not valid UTF-8 (near byte ${bytes}); save it as UTF-8 and try again`);
+        const at = bytes + firstInvalidByte(chunk);
+        const line = file === '-' ? '' : `line ${linesBefore(file, at) + 1}, `;
+        throw new CsvError(
+          `${name} is not valid UTF-8 (${line}byte ${at + 1}): save it as UTF-8 (in a spreadsheet, "CSV UTF-8") and try again`,
+        );
       }
       bytes += chunk.length;
       if (first && decoded.charCodeAt(0) === 0xfeff) decoded = decoded.slice(1);
@@ -103,30 +156,61 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
   const chunks = text();
   let head = '';
   while (!/[\r\n]/.test(head)) {
+    // A "header" longer than any record could be is not a CSV file (and must not fill memory).
+    if (head.length > MAX_RECORD_CHARS)
+      throw new CsvError(`${name}: the first line is longer than ${MAX_RECORD_CHARS.toLocaleString('en-US')} characters; is it a CSV file?`);
     const next = await chunks.next();
     if (next.done) break;
     head += next.value;
   }
   if (!head.trim()) throw new CsvError(`${name} is empty: there is no header line`);
-  const delimiter = opts.delimiter ?? detectDelimiter(head.split(/\r?\n/, 1)[0]);
+  // Blank lines before the header (some exports start with one) are skipped.
+  const delimiter = opts.delimiter ?? detectDelimiter(head.split(/\r?\n/).find((l) => l.trim()) ?? '');
 
   // No `info`: csv-parse's per-record info object cost a fifth of a large import.
   // Line numbers are counted here instead (see records below).
-  const parser = parse({
-    delimiter,
-    relax_column_count: true,
-    max_record_size: MAX_RECORD_CHARS,
+  //
+  // The parser is fed by hand, a chunk at a time, and its records are taken as it
+  // pushes them rather than read from its readable side: a failing stream drops the
+  // records it has buffered, so the rows before a broken one (an unclosed quote, bad
+  // UTF-8) got to the import or not depending on timing, and local and remote imports
+  // differed. This way every record before the error is delivered, then the error.
+  const parser = new RecordQueue({ delimiter, relax_column_count: true, max_record_size: MAX_RECORD_CHARS });
+  const queue = parser.queue;
+  let taken = 0;
+  let parseError: unknown;
+  parser.on('error', (err) => {
+    parseError ??= err;
   });
-  Readable.from(
-    (async function* () {
-      yield head;
-      yield* chunks;
-    })(),
-  )
-    .on('error', (err) => parser.destroy(err))
-    .pipe(parser);
-
-  const parsed = parser[Symbol.asyncIterator]() as AsyncIterator<string[]>;
+  /** A write's or the end's callback: the error, if any, is kept for after the records before it. */
+  const settled = (resolve: () => void) => (err?: Error | null) => {
+    if (err) parseError ??= err;
+    resolve();
+  };
+  let pending: string | undefined = head;
+  let ended = false;
+  /** The next record, or undefined at the end; what broke the file is thrown after the records before it. */
+  async function nextRecord(): Promise<string[] | undefined> {
+    for (;;) {
+      if (taken < queue.length) return queue[taken++];
+      queue.length = taken = 0;
+      if (parseError !== undefined) throw describeParseError(parseError);
+      if (ended) return undefined;
+      let text = pending;
+      pending = undefined;
+      if (text === undefined) {
+        const next = await chunks.next();
+        if (!next.done) text = next.value;
+      }
+      if (text === undefined) {
+        ended = true;
+        await new Promise<void>((resolve) => parser.end(settled(resolve)));
+      } else {
+        const chunk = text;
+        await new Promise<void>((resolve) => parser.write(chunk, settled(resolve)));
+      }
+    }
+  }
   const describeParseError = (err: unknown): Error => {
     if (err instanceof CsvError) return err;
     const e = err as { code?: string; message: string; lines?: number };
@@ -137,14 +221,13 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
     return new CsvError(`${name}, ${where}${e.message}`);
   };
 
-  let first: IteratorResult<string[]>;
-  try {
-    first = await parsed.next();
-  } catch (err) {
-    throw describeParseError(err);
-  }
-  if (first.done) throw new CsvError(`${name} is empty: there is no header line`);
-  const header = first.value.map((h) => h.trim());
+  const isBlank = (values: string[]) => values.length === 1 && values[0] === '';
+  let first = await nextRecord();
+  let headerLine = 1;
+  for (; first && isBlank(first); headerLine++) first = await nextRecord();
+  if (!first) throw new CsvError(`${name} is empty: there is no header line`);
+  const headerValues = first;
+  const header = headerValues.map((h) => h.trim());
   /** Lines a record spans: one, plus each newline inside its quoted values. */
   const linesOf = (values: string[]) => {
     let n = 1;
@@ -162,20 +245,14 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
     },
     records: {
       async *[Symbol.asyncIterator]() {
-        let line = linesOf(first.value) + 1;
+        let line = headerLine + linesOf(headerValues);
         for (;;) {
-          let next: IteratorResult<string[]>;
-          try {
-            next = await parsed.next();
-          } catch (err) {
-            throw describeParseError(err);
-          }
-          if (next.done) return;
-          const values = next.value;
+          const values = await nextRecord();
+          if (!values) return;
           const start = line;
           line += linesOf(values);
           // An empty line is one empty value: skipped, but counted.
-          if (values.length === 1 && values[0] === '') continue;
+          if (isBlank(values)) continue;
           yield { line: start, values };
         }
       },

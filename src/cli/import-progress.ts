@@ -9,9 +9,14 @@ export interface ProgressState {
   rejected: number;
   bytesRead: number;
   totalBytes?: number;
+  /** Set once the import is opened, with its first batch. */
   importId?: number;
+  dryRun?: boolean;
   serverStatus?: string;
 }
+
+/** What is running: a dry run, or an import (its id once it has one). */
+const label = (s: ProgressState) => (s.dryRun ? 'dry run' : s.importId !== undefined ? `import ${s.importId}` : 'import');
 
 export interface ImportProgress {
   update(change: Partial<ProgressState>): void;
@@ -35,7 +40,7 @@ const fmtDuration = (s: number) => (s >= 60 ? `${Math.floor(s / 60)}m${String(Ma
 export function progressLine(s: ProgressState, startedAt: number, now = Date.now()): string {
   const r = rates(s, startedAt, now);
   return [
-    s.importId !== undefined ? `import ${s.importId}` : 'dry run',
+    label(s),
     `${fmtInt(s.rowsRead)} rows read`,
     `${fmtInt(s.rowsSent)} sent`,
     `${fmtInt(r.rowsPerSecond)} rows/s`,
@@ -76,7 +81,7 @@ async function liveView(out: NodeJS.WriteStream, state: ProgressState, startedAt
       h(
         Text,
         null,
-        s.importId !== undefined ? `Importing (import ${s.importId})` : 'Checking (dry run, nothing is written)',
+        s.dryRun ? 'Checking (dry run, nothing is written)' : s.importId !== undefined ? `Importing (import ${s.importId})` : 'Importing',
         s.serverStatus ? `  status ${s.serverStatus}` : '',
       ),
       r.fraction !== undefined

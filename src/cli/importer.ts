@@ -5,15 +5,20 @@
  * (and written to --errors-out). Field values are checked by the service itself (a
  * dry run asks it without writing), so the CLI repeats no field rule.
  */
-import { createWriteStream, renameSync, type WriteStream } from 'node:fs';
+import { createWriteStream, openSync, renameSync, type WriteStream } from 'node:fs';
 import { ApiError } from '../api/errors.js';
 import type { Api } from '../client/api.js';
+import { UsageError } from './context.js';
 import { CsvError, openCsv, type CsvRecord, type CsvSource } from './csv-source.js';
 import type { ImportProgress } from './import-progress.js';
 
 export interface ImportRequest {
   file: string;
-  groupIds: number[];
+  /**
+   * The ids of the --group flags. Asked only once a row is about to be written, so a
+   * file refused before that creates no group.
+   */
+  groups: () => Promise<number[]>;
   addOnly: boolean;
   /** column → field (or email, phone_number, groups) */
   map: Record<string, string>;
@@ -33,8 +38,13 @@ export interface Rejected {
 }
 
 export interface ImportOutcome {
-  /** The import record as the service has it at the end (absent for a dry run). */
+  /**
+   * The import record as the service has it at the end: none for a dry run, or when
+   * the import stopped before its first row was written (then nothing was).
+   */
   imports: Record<string, unknown>[];
+  /** The streamed import, once opened (what --resume takes, even when it could not be finished). */
+  importId?: number;
   /** What a dry run would do. */
   dryRun?: { received: number; added: number; updated: number; duplicates: number; skipped: number };
   rowsRead: number;
@@ -42,7 +52,7 @@ export interface ImportOutcome {
   rejected: Rejected[];
   rejectedCount: number;
   interrupted: boolean;
-  /** The last line of the file that was read. */
+  /** The last line of the file that was applied (or checked, in a dry run); 1 is the header. */
   lastLine: number;
 }
 
@@ -97,9 +107,14 @@ export function mapColumns(header: string[], fieldNames: string[], map: Record<s
         'map each to a field with --map column=field, or create the field (amsg fields create NAME --type text)',
     );
   const emails = columns.filter((c) => c.target === 'email');
-  if (!emails.length && !problems.length)
+  if (!emails.length)
     problems.push(`no email column in the header (${header.join(', ')}); name one with --map column=email`);
   if (emails.length > 1) problems.push(`more than one column maps to email: ${emails.map((c) => c.name).join(', ')}`);
+  // Two columns for one field would leave the last one's value, silently.
+  const byTarget = new Map<string, string[]>();
+  for (const c of columns) if (c.target !== 'email') byTarget.set(c.target, [...(byTarget.get(c.target) ?? []), c.name]);
+  for (const [target, names] of byTarget)
+    if (names.length > 1) problems.push(`columns ${names.map((n) => `"${n}"`).join(' and ')} both map to ${target}`);
   if (problems.length) throw new CsvError(`the header cannot be imported:\n  - ${problems.join('\n  - ')}`);
   return columns;
 }
@@ -118,36 +133,175 @@ function toMember(columns: Column[], values: string[]): Record<string, unknown> 
 }
 
 class ErrorsFile {
+  private fd?: number;
   private out?: WriteStream;
+  private failed?: Error;
   private stringify?: (rows: string[][]) => string;
   constructor(
     private readonly path: string | undefined,
     private readonly header: string[],
-  ) {}
+  ) {
+    // Opened now, before any row is written: a path that cannot be written is bad
+    // usage to say at once, not a crash half way through the import.
+    if (!path) return;
+    try {
+      this.fd = openSync(`${path}.partial`, 'w');
+    } catch (err) {
+      throw new UsageError(`cannot write --errors-out ${path}: ${(err as Error).message}`);
+    }
+  }
+
+  private async start() {
+    const { stringify } = await import('csv-stringify/sync');
+    this.stringify = (rows) => stringify(rows);
+    this.out = createWriteStream('', { fd: this.fd });
+    this.out.on('error', (err) => {
+      this.failed ??= err;
+    });
+    this.out.write(this.stringify([[...this.header, 'error']]));
+  }
 
   async write(values: string[], reason: string) {
     if (!this.path) return;
-    if (!this.out) {
-      const { stringify } = await import('csv-stringify/sync');
-      this.stringify = (rows) => stringify(rows);
-      this.out = createWriteStream(`${this.path}.partial`);
-      this.out.write(this.stringify([[...this.header, 'error']]));
-    }
-    this.out.write(this.stringify!([[...values, reason]]));
+    if (!this.out) await this.start();
+    // A short row is padded so its reason stands under "error"; a long one keeps its
+    // extra values (nothing the user wrote is dropped), so its reason comes after them.
+    const padded = values.length < this.header.length ? [...values, ...Array(this.header.length - values.length).fill('')] : values;
+    this.out!.write(this.stringify!([[...padded, reason]]));
   }
 
-  /** Moves the file into place (an empty errors file is still written when asked for). */
+  /** Moves the file into place (with no rejected row, it is the header alone: asked for, so still written). */
   async close() {
     if (!this.path) return;
-    if (!this.out) await this.write([], '').then(() => undefined);
+    if (!this.out) await this.start();
     await new Promise<void>((resolve) => this.out!.end(resolve));
+    if (this.failed) throw new Error(`cannot write --errors-out ${this.path}: ${this.failed.message}`);
     renameSync(`${this.path}.partial`, this.path);
   }
 }
 
+/** Rows read together and sent in one call, with the ones refused before sending. */
 interface Batch {
   members: Record<string, unknown>[];
-  records: CsvRecord[];
+  /** The record of each member, by position. */
+  sent: CsvRecord[];
+  /** Rows the CLI refused itself (their column count). */
+  refused: { record: CsvRecord; reason: string }[];
+  /** Every row of the batch, sent or refused. */
+  size: number;
+  lastLine: number;
+}
+
+const newBatch = (): Batch => ({ members: [], sent: [], refused: [], size: 0, lastLine: 0 });
+
+type RowErrors = { index: number; error: string }[];
+
+/** Where the rows go: a dry run, a streamed import, or POST /members jobs. */
+interface Target {
+  /** Applies (or checks) one batch; answers the rows the service refused, by position. */
+  send(batch: Batch): Promise<RowErrors>;
+  /** Ends the import; an error leaves it resumable (status e). */
+  finish(error?: string): Promise<void>;
+}
+
+/** A dry run: every batch through the service's rules, nothing written. */
+function dryRunTarget(api: Api, options: () => Promise<Record<string, unknown>>, outcome: ImportOutcome): Target {
+  const dry = { received: 0, added: 0, updated: 0, duplicates: 0, skipped: 0 };
+  return {
+    async send(batch) {
+      if (!batch.members.length) return [];
+      const r = await api.post<typeof dry & { errors: RowErrors }>('/members/imports/validate', {
+        members: batch.members,
+        ...(await options()),
+      });
+      for (const k of Object.keys(dry) as (keyof typeof dry)[]) dry[k] += r[k];
+      return r.errors;
+    },
+    async finish(error) {
+      // A dry run that did not get through the file has no answer to give.
+      if (!error) outcome.dryRun = dry;
+    },
+  };
+}
+
+/**
+ * A streamed import: one record for the whole file. It is opened with the first
+ * batch, so a file refused before any row was written leaves no record behind. Rows
+ * the CLI refused are counted with their batch, so num_members is the number of data
+ * rows done and a resume skips exactly that many.
+ */
+function streamTarget(
+  api: Api,
+  options: () => Promise<Record<string, unknown>>,
+  outcome: ImportOutcome,
+  progress: ImportProgress,
+  resume?: number,
+): Target {
+  let importId = resume;
+  const opened = (id: number) => {
+    outcome.importId = id;
+    progress.update({ importId: id });
+  };
+  if (resume !== undefined) opened(resume);
+  const open = async () => {
+    if (importId === undefined) {
+      try {
+        importId = (await api.post<{ import_id: number }>('/members/imports', await options())).import_id;
+      } catch (err) {
+        if (isMissingRoute(err)) throw new NoStreamedImports();
+        throw err;
+      }
+      opened(importId);
+    }
+    return importId;
+  };
+  return {
+    async send(batch) {
+      const id = await open();
+      const r = await api.post<{ errors: RowErrors }>(`/members/imports/${id}/rows`, {
+        members: batch.members,
+        ...(batch.refused.length ? { rejected: batch.refused.length } : {}),
+      });
+      return r.errors;
+    },
+    async finish(error) {
+      // A failed or interrupted import that wrote nothing has no record to end.
+      if (importId === undefined && error) return;
+      const id = await open();
+      outcome.imports = [await api.post(`/members/imports/${id}/finish`, error ? { error } : {})];
+    },
+  };
+}
+
+/** A service without streamed imports: the spec's POST /members, one import record per batch. */
+function jobsTarget(
+  api: Api,
+  options: () => Promise<Record<string, unknown>>,
+  outcome: ImportOutcome,
+  progress: ImportProgress,
+  wait: boolean,
+): Target {
+  const jobs: number[] = [];
+  return {
+    async send(batch) {
+      if (!batch.members.length) return [];
+      const r = await api.post<{ import_id: number }>('/members', { members: batch.members, ...(await options()) });
+      jobs.push(r.import_id);
+      progress.update({ importId: r.import_id });
+      return [];
+    },
+    async finish() {
+      for (const id of jobs) {
+        let record = await api.get<Record<string, unknown>>(`/members/imports/${id}`);
+        while (wait && (record.status === 'q' || record.status === 'p')) {
+          progress.update({ serverStatus: String(record.status) });
+          await new Promise((r) => setTimeout(r, 500));
+          record = await api.get<Record<string, unknown>>(`/members/imports/${id}`);
+        }
+        outcome.imports.push(record);
+      }
+    },
+  };
 }
 
 /**
@@ -165,7 +319,6 @@ export async function runImport(
   const fieldNames = (await api.get<{ shortcut_name: string }[]>('/fields')).map((f) => f.shortcut_name);
   const columns = mapColumns(source.header, fieldNames, req.map);
   stopSignal.onStop = () => source.stop();
-  const errors = new ErrorsFile(req.errorsOut, source.header);
   const outcome: ImportOutcome = {
     imports: [],
     rowsRead: 0,
@@ -175,141 +328,141 @@ export async function runImport(
     interrupted: false,
     lastLine: 1,
   };
-  const reject = async (record: CsvRecord, reason: string) => {
+  let resolved: Record<string, unknown> | undefined;
+  const options = async () =>
+    (resolved ??= await (async () => {
+      const groupIds = await req.groups();
+      return {
+        group_ids: groupIds.length ? groupIds : undefined,
+        add_only: req.addOnly || undefined,
+        source_filename: req.file === '-' ? 'stdin' : req.file.split(/[\\/]/).pop(),
+        source_name: req.sourceName,
+      };
+    })());
+
+  let skip = 0;
+  let target: Target;
+  if (req.dryRun) {
+    target = dryRunTarget(api, options, outcome);
+    progress.update({ dryRun: true });
+  } else if (req.resume !== undefined) {
+    const current = await api.get<{ mode: string; status: string; num_members: number }>(`/members/imports/${req.resume}`);
+    if (current.mode !== 'stream') throw new CsvError(`import ${req.resume} was not made by amsg members import; it cannot be resumed`);
+    if (current.status === 'o') throw new CsvError(`import ${req.resume} is already finished`);
+    skip = current.num_members;
+    note(`resuming import ${req.resume}: skipping the ${skip} rows it already has`);
+    target = streamTarget(api, options, outcome, progress, req.resume);
+  } else target = streamTarget(api, options, outcome, progress);
+
+  const errors = new ErrorsFile(req.errorsOut, source.header);
+  const reject = async (line: number, values: string[], reason: string) => {
     outcome.rejectedCount++;
-    if (outcome.rejected.length < 1000) outcome.rejected.push({ line: record.line, reason });
-    await errors.write(record.values, reason);
+    if (outcome.rejected.length < 1000) outcome.rejected.push({ line, reason });
+    await errors.write(values, reason);
     progress.update({ rejected: outcome.rejectedCount });
   };
-  const options = {
-    group_ids: req.groupIds.length ? req.groupIds : undefined,
-    add_only: req.addOnly || undefined,
-    source_filename: req.file === '-' ? 'stdin' : req.file.split(/[\\/]/).pop(),
-    source_name: req.sourceName,
-  };
 
-  // How the rows go: a dry run asks without writing; a streamed import (amsg serve
-  // and local mode) keeps one record; a service without that extension gets the
-  // spec's POST /members, one import record per batch.
-  let send: (batch: Batch) => Promise<void>;
-  let finish: (error?: string) => Promise<void>;
-  let skip = 0;
-  const dry = { received: 0, added: 0, updated: 0, duplicates: 0, skipped: 0 };
-  const rowErrors = async (batch: Batch, list: { index: number; error: string }[]) => {
-    for (const e of list) await reject(batch.records[e.index], e.error);
+  /** Sends a batch, then reports its refused rows in line order, the CLI's and the service's together. */
+  const send = async (batch: Batch) => {
+    let serviceErrors: RowErrors;
+    try {
+      serviceErrors = await target.send(batch);
+    } catch (err) {
+      // The spec's service has no streamed imports: fall back to its POST /members.
+      if (!(err instanceof NoStreamedImports)) throw err;
+      note(`the service has no streamed imports: sending ${req.batchSize}-row batches with POST /members, one import record per batch`);
+      target = jobsTarget(api, options, outcome, progress, req.wait);
+      serviceErrors = await target.send(batch);
+    }
+    const refused = [
+      ...batch.refused.map((r) => ({ line: r.record.line, values: r.record.values, reason: r.reason })),
+      ...serviceErrors.map((e) => ({ line: batch.sent[e.index].line, values: batch.sent[e.index].values, reason: e.error })),
+    ].sort((a, b) => a.line - b.line);
+    for (const r of refused) await reject(r.line, r.values, r.reason);
+    outcome.rowsSent += batch.members.length;
+    outcome.lastLine = batch.lastLine;
+    progress.update({ rowsSent: outcome.rowsSent });
   };
-
-  if (req.dryRun) {
-    send = async (batch) => {
-      const r = await api.post<typeof dry & { errors: { index: number; error: string }[] }>('/members/imports/validate', {
-        members: batch.members,
-        ...options,
-      });
-      for (const k of Object.keys(dry) as (keyof typeof dry)[]) dry[k] += r[k];
-      await rowErrors(batch, r.errors);
-    };
-    finish = async () => {
-      outcome.dryRun = dry;
-    };
-  } else {
-    let importId: number | undefined = req.resume;
-    let streamed = true;
-    if (req.resume !== undefined) {
-      const current = await api.get<{ mode: string; status: string; num_members: number }>(`/members/imports/${req.resume}`);
-      if (current.mode !== 'stream') throw new CsvError(`import ${req.resume} was not made by amsg members import; it cannot be resumed`);
-      if (current.status === 'o') throw new CsvError(`import ${req.resume} is already finished`);
-      skip = current.num_members;
-      note(`resuming import ${req.resume}: skipping the ${skip} rows it already has`);
-    } else {
-      try {
-        importId = (await api.post<{ import_id: number }>('/members/imports', options)).import_id;
-      } catch (err) {
-        if (!(err instanceof ApiError && (err.status === 404 || err.status === 405))) throw err;
-        streamed = false;
-        note(
-          `the service has no streamed imports: sending ${req.batchSize}-row batches with POST /members, one import record per batch`,
-        );
-      }
-    }
-    progress.update({ importId });
-    if (streamed) {
-      send = async (batch) => {
-        const r = await api.post<{ errors: { index: number; error: string }[] }>(`/members/imports/${importId}/rows`, {
-          members: batch.members,
-        });
-        await rowErrors(batch, r.errors);
-      };
-      finish = async (error) => {
-        outcome.imports = [await api.post(`/members/imports/${importId}/finish`, error ? { error } : {})];
-      };
-    } else {
-      const jobs: number[] = [];
-      send = async (batch) => {
-        const r = await api.post<{ import_id: number }>('/members', { members: batch.members, ...options });
-        jobs.push(r.import_id);
-        progress.update({ importId: r.import_id });
-      };
-      finish = async () => {
-        for (const id of jobs) {
-          let record = await api.get<Record<string, unknown>>(`/members/imports/${id}`);
-          while (req.wait && (record.status === 'q' || record.status === 'p')) {
-            progress.update({ serverStatus: String(record.status) });
-            await new Promise((r) => setTimeout(r, 500));
-            record = await api.get<Record<string, unknown>>(`/members/imports/${id}`);
-          }
-          outcome.imports.push(record);
-        }
-      };
-    }
-  }
 
   // Reading runs one batch ahead of sending: the next batch is parsed while the
-  // previous one is applied.
+  // previous one is applied. A failed send is held until the loop looks at it, so it
+  // is never an unhandled rejection while the next batch is being read.
   let inFlight: Promise<void> = Promise.resolve();
-  let batch: Batch = { members: [], records: [] };
+  let sendFailure: { error: unknown } | undefined;
+  const settle = async () => {
+    await inFlight;
+    if (sendFailure) throw sendFailure.error;
+  };
+  // Whether Ctrl-C left rows of the file unsent (a stop after the last batch went changes nothing).
+  let stoppedEarly = false;
+  let batch = newBatch();
   const flush = async () => {
     const sending = batch;
-    batch = { members: [], records: [] };
-    await inFlight;
-    inFlight = send(sending).then(() => {
-      outcome.rowsSent += sending.members.length;
-      progress.update({ rowsSent: outcome.rowsSent });
+    batch = newBatch();
+    await settle();
+    // Ctrl-C while this batch waited for the one before: it is not sent either.
+    if (stopSignal.stopped) {
+      stoppedEarly = true;
+      return;
+    }
+    inFlight = send(sending).catch((error: unknown) => {
+      sendFailure = { error };
     });
   };
   let failure: Error | undefined;
   try {
     let dataRows = 0;
     for await (const record of source.records) {
-      if (stopSignal.stopped) break;
-      outcome.lastLine = record.line;
-      if (dataRows++ < skip) continue;
+      if (stopSignal.stopped) {
+        stoppedEarly = true;
+        break;
+      }
+      if (dataRows++ < skip) {
+        outcome.lastLine = record.line;
+        continue;
+      }
       outcome.rowsRead++;
       progress.update({ rowsRead: outcome.rowsRead, bytesRead: source.bytesRead(), totalBytes: source.totalBytes });
       if (record.values.length !== source.header.length) {
-        await reject(record, `has ${record.values.length} columns; the header has ${source.header.length}`);
-        continue;
+        batch.refused.push({ record, reason: `has ${record.values.length} columns; the header has ${source.header.length}` });
+      } else {
+        batch.members.push(toMember(columns, record.values));
+        batch.sent.push(record);
       }
-      batch.members.push(toMember(columns, record.values));
-      batch.records.push(record);
-      if (batch.members.length >= req.batchSize) await flush();
+      batch.lastLine = record.line;
+      if (++batch.size >= req.batchSize) await flush();
+      if (sendFailure) break;
     }
-    if (batch.members.length) await flush();
-    await inFlight;
+    // Ctrl-C: the rows read since the last full batch are not sent, so what was
+    // written ends on a batch boundary (a resume reads them again).
+    if (batch.size && stopSignal.stopped) stoppedEarly = true;
+    else if (batch.size) await flush();
+    await settle();
   } catch (err) {
     failure = err as Error;
-    await inFlight.catch(() => undefined);
+    await inFlight;
   }
-  outcome.interrupted = stopSignal.stopped;
+  outcome.interrupted = stoppedEarly && !failure;
   await errors.close();
-  if (failure && !(failure instanceof CsvError)) throw failure;
   const stoppedAt = `after line ${outcome.lastLine}`;
-  await finish(
-    failure
-      ? `${failure.message} (stopped ${stoppedAt})`
-      : outcome.interrupted
-        ? `interrupted ${stoppedAt}; resume with --resume`
-        : undefined,
-  );
+  const error = failure
+    ? `${failure.message} (stopped ${stoppedAt})`
+    : outcome.interrupted
+      ? `interrupted ${stoppedAt}; resume with --resume`
+      : undefined;
+  try {
+    await target.finish(error);
+  } catch (err) {
+    // The import stays in progress (p) and can be resumed; the first failure is the one to tell.
+    if (!failure) throw err;
+  }
   if (failure) throw Object.assign(failure, { outcome });
   return outcome;
+}
+
+class NoStreamedImports extends Error {}
+
+/** A 404 or 405 that says the route does not exist (not that a group or the account was not found). */
+function isMissingRoute(err: unknown): boolean {
+  return err instanceof ApiError && (err.status === 405 || (err.status === 404 && !/^(group|account) \d+ not found/.test(err.message)));
 }

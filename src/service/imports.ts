@@ -17,7 +17,7 @@ import type { Ctx } from './context.js';
 import { localActor } from './accounts.js';
 import { coerceValue, FieldCatalog } from './fields.js';
 import { createGroups, groupIdByName, requireGroups } from './groups.js';
-import { smsColumns, type SmsInput } from './members.js';
+import { normalizePhone, smsColumns, type SmsInput } from './members.js';
 
 export type ImportStatus = 'q' | 'p' | 'o' | 'e';
 
@@ -272,7 +272,12 @@ interface Counters {
 interface Prepared {
   index: number;
   email: string;
+  /** Field values as a merge patch (null clears a value) ... */
   values: string;
+  /** ... and as a new member's values, where a null is no value at all. */
+  fresh: string;
+  /** Shortcut names of the fields this row gives a value, counted only if it is written. */
+  fields: string[];
   sms?: SmsInput;
   groups: number[];
 }
@@ -318,6 +323,15 @@ function applyRows(ctx: Ctx, imp: ImportRow, rows: Record<string, unknown>[], c:
     });
   };
 
+  // A group deleted since the import was opened fails the batch (a 404): joining
+  // it would make memberships of a group that no longer exists.
+  requireGroups(ctx, importGroups);
+
+  const rowError = (index: number, email: string | null, err: unknown) => {
+    c.skipped++;
+    c.errors.push({ index, email, error: (err as Error).message });
+  };
+
   // 1. Check and convert every row; a bad row is an error of its own, not the batch's.
   const prepared: Prepared[] = [];
   rows.forEach((row, index) => {
@@ -326,6 +340,8 @@ function applyRows(ctx: Ctx, imp: ImportRow, rows: Record<string, unknown>[], c:
       if (!rawEmail || !isEmail(rawEmail))
         throw badRequest(rawEmail ? `"${rawEmail}" is not a valid e-mail address` : 'email is missing');
       const values: Record<string, unknown> = {};
+      const fields: string[] = [];
+      let nulls = false;
       for (const key in row) {
         if (RESERVED.has(key)) continue;
         const value = row[key];
@@ -333,19 +349,23 @@ function applyRows(ctx: Ctx, imp: ImportRow, rows: Record<string, unknown>[], c:
         if (!field) throw badRequest(`unknown field "${key}"`);
         const stored = value === null || value === '' ? null : coerceValue(field, value, key);
         values[field.field_id] = stored;
-        if (stored !== null) c.fields.add(field.shortcut_name);
+        if (stored === null) nulls = true;
+        else fields.push(field.shortcut_name);
       }
+      const sms = checkSms(row.sms);
       const extra = row.groups === undefined || row.groups === null || row.groups === '' ? [] : rowGroups(row.groups);
+      const patch = JSON.stringify(values);
       prepared.push({
         index,
         email: rawEmail.toLowerCase(),
-        values: JSON.stringify(values),
-        sms: row.sms as SmsInput | undefined,
+        values: patch,
+        fresh: nulls ? JSON.stringify(values, (_, v: unknown) => (v === null ? undefined : v)) : patch,
+        fields,
+        sms,
         groups: extra.length ? [...new Set([...importGroups, ...extra])] : importGroups,
       });
     } catch (err) {
-      c.skipped++;
-      c.errors.push({ index, email: rawEmail, error: (err as Error).message });
+      rowError(index, rawEmail, err);
     }
   });
 
@@ -382,23 +402,36 @@ function applyRows(ctx: Ctx, imp: ImportRow, rows: Record<string, unknown>[], c:
       c.duplicates++;
       continue;
     }
-    seenInBatch.add(p.email);
-    let memberId: number;
-    if (!found) {
-      memberId = Number(insert.run(ctx.accountId, p.email, now, now, p.values).lastInsertRowid);
-      records.push([memberId, 'a']);
-      c.added++;
-    } else if (imp.add_only) {
+    if (found && imp.add_only) {
+      seenInBatch.add(p.email);
       records.push([found.member_id, 's']);
       c.skipped++;
       continue;
+    }
+    // Whether the sms part fits this member (a status needs a number) is known only
+    // now; it is decided before the member is written, so a refused row writes nothing
+    // (and a later row for the same address is not its duplicate).
+    let sms: Record<string, unknown> | undefined;
+    try {
+      sms = smsChanges(now, found, p.sms, smsCriteria);
+    } catch (err) {
+      rowError(p.index, p.email, err);
+      continue;
+    }
+    seenInBatch.add(p.email);
+    let memberId: number;
+    if (!found) {
+      memberId = Number(insert.run(ctx.accountId, p.email, now, now, p.fresh).lastInsertRowid);
+      records.push([memberId, 'a']);
+      c.added++;
     } else {
       memberId = found.member_id;
       update.run(p.values, now, memberId);
       records.push([memberId, 'u']);
       c.updated++;
     }
-    if (p.sms || smsCriteria) applySms(ctx, memberId, now, found, { ...p.sms, ...smsCriteria });
+    if (sms) setColumns(ctx, memberId, sms);
+    for (const f of p.fields) c.fields.add(f);
     for (const g of p.groups) {
       let list = joins.get(g);
       if (!list) joins.set(g, (list = []));
@@ -426,26 +459,53 @@ function applyRows(ctx: Ctx, imp: ImportRow, rows: Record<string, unknown>[], c:
     `INSERT INTO import_members (import_id, member_id, change_type, added_to_groups)
      SELECT ?, value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)`,
   ).run(imp.import_id, JSON.stringify(records.map(([id, change]) => [id, change, joined.has(id) ? 1 : 0])));
+  // Rows refused while writing come after those refused while checking: answer them in row order.
+  c.errors.sort((a, b) => a.index - b.index);
 }
 
-function applySms(
-  ctx: Ctx,
-  memberId: number,
+const SMS_KEYS = new Set(['phone_number', 'region_code', 'transactional_status', 'promotional_status']);
+
+/** A row's sms object, checked as far as it can be without the member (the number's form, the statuses). */
+function checkSms(value: unknown): SmsInput | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw badRequest('sms: must be an object like {"phone_number": "+4791234567"}');
+  const sms = value as Record<string, unknown>;
+  for (const [key, v] of Object.entries(sms)) {
+    if (!SMS_KEYS.has(key)) throw badRequest(`sms.${key}: unknown sms key (allowed: ${[...SMS_KEYS].join(', ')})`);
+    if (typeof v !== 'string') throw badRequest(`sms.${key}: must be a string`);
+    if (key.endsWith('_status') && v !== 'a' && v !== 'o') throw badRequest(`sms.${key}: must be a or o, got "${v}"`);
+  }
+  if (sms.phone_number !== undefined) normalizePhone(sms.phone_number as string, 'sms.phone_number');
+  return sms as SmsInput;
+}
+
+/**
+ * The sms columns a row changes, or undefined. Statuses from criteria.sms apply only
+ * to members who have (or now get) a number; the row's own sms follows the rules of
+ * members add (a status without any number is refused).
+ */
+function smsChanges(
   now: string,
   current: Parameters<typeof smsColumns>[1],
-  sms: SmsInput,
-) {
-  // Statuses from criteria.sms apply only to members who have (or now get) a number.
-  if (!sms.phone_number && !current?.sms_phone_number) return;
+  rowSms: SmsInput | undefined,
+  criteria: ImportOptions['sms'],
+): Record<string, unknown> | undefined {
+  const hasNumber = !!rowSms?.phone_number || !!current?.sms_phone_number;
+  const sms = criteria && hasNumber ? { ...rowSms, ...criteria } : rowSms;
+  if (!sms) return undefined;
   const cols = smsColumns(now, current, sms, undefined);
+  return Object.keys(cols).length ? cols : undefined;
+}
+
+function setColumns(ctx: Ctx, memberId: number, cols: Record<string, unknown>) {
   const names = Object.keys(cols);
-  if (!names.length) return;
   ctx.db
     .prepare(`UPDATE members SET ${names.map((n) => `${n} = ?`).join(', ')} WHERE member_id = ?`)
     .run(...Object.values(cols), memberId);
 }
 
-function saveCounters(ctx: Ctx, imp: ImportRow, received: number, c: Counters) {
+function saveCounters(ctx: Ctx, imp: ImportRow, received: number, c: Counters, rejected = 0) {
   const byGroup = JSON.parse(imp.num_added_by_group) as Record<string, number>;
   for (const [g, n] of Object.entries(c.byGroup)) byGroup[g] = (byGroup[g] ?? 0) + n;
   const fields = new Set([...(JSON.parse(imp.fields_updated) as string[]), ...c.fields]);
@@ -460,8 +520,8 @@ function saveCounters(ctx: Ctx, imp: ImportRow, received: number, c: Counters) {
     c.added,
     c.updated,
     c.duplicates,
-    c.skipped,
-    c.errors.length,
+    c.skipped + rejected,
+    c.errors.length + rejected,
     JSON.stringify(byGroup),
     JSON.stringify([...fields]),
     imp.import_id,
@@ -481,27 +541,34 @@ const newCounters = (): Counters => ({
 /**
  * Applies one batch of a streamed import in one transaction: either the whole batch
  * and its counters are committed, or nothing (a consistent prefix survives a kill).
+ * `rejected` counts rows of the batch the client refused before sending (a CSV row
+ * with the wrong number of columns): they are rows of the import that were skipped
+ * as errors, so num_members counts every data row of the file done so far, and a
+ * resume skips exactly num_members rows.
  */
-export function appendRows(ctx: Ctx, importId: number, rows: Record<string, unknown>[]): BatchResult {
+export function appendRows(ctx: Ctx, importId: number, rows: Record<string, unknown>[], rejected = 0): BatchResult {
   return inTransaction(ctx.db, () => {
     const imp = importRow(ctx, importId);
     if (imp.mode !== 'stream') throw badRequest(`import ${importId} was made by POST /members; it takes no more rows`);
     if (imp.status === 'o') throw badRequest(`import ${importId} is finished; start a new import`);
     if (imp.status === 'e') {
-      // Resuming an interrupted import: it is in progress again.
-      stmt(ctx.db, "UPDATE member_imports SET status = 'p', error_message = NULL WHERE import_id = ?").run(importId);
+      // Resuming an interrupted import: it is in progress again, and not finished.
+      stmt(
+        ctx.db,
+        "UPDATE member_imports SET status = 'p', error_message = NULL, import_finished = NULL WHERE import_id = ?",
+      ).run(importId);
     }
     const c = newCounters();
     applyRows(ctx, imp, rows, c);
-    saveCounters(ctx, imp, rows.length, c);
+    saveCounters(ctx, imp, rows.length + rejected, c, rejected);
     return {
       import_id: importId,
-      received: rows.length,
-      num_members: imp.num_members + rows.length,
+      received: rows.length + rejected,
+      num_members: imp.num_members + rows.length + rejected,
       added: c.added,
       updated: c.updated,
       duplicates: c.duplicates,
-      skipped: c.skipped,
+      skipped: c.skipped + rejected,
       errors: c.errors,
     };
   });
@@ -567,28 +634,56 @@ export function advanceImports(db: Db, clock: Clock, budgetMs: number): boolean 
     if (!job) return false;
     if (Date.now() >= deadline) return true;
     const ctx: Ctx = { db, clock, actor: localActor(db, job.account_id), accountId: job.account_id };
-    inTransaction(db, () => {
-      const imp = importRow(ctx, job.import_id);
-      if (imp.status === 'q')
-        stmt(db, "UPDATE member_imports SET status = 'p', import_started = ? WHERE import_id = ?").run(
-          stamp(clock.now()),
-          imp.import_id,
-        );
-      const staged = stmt(db, 'SELECT seq, member FROM import_rows WHERE import_id = ? ORDER BY seq LIMIT ?').all(
-        imp.import_id,
-        JOB_BATCH,
-      ) as { seq: number; member: string }[];
-      if (!staged.length) {
-        stmt(db, "UPDATE member_imports SET status = 'o', import_finished = ? WHERE import_id = ?").run(
-          stamp(clock.now()),
-          imp.import_id,
-        );
-        return;
-      }
-      const c = newCounters();
-      applyRows(ctx, imp, staged.map((r) => JSON.parse(r.member) as Record<string, unknown>), c);
-      saveCounters(ctx, imp, staged.length, c);
-      stmt(db, 'DELETE FROM import_rows WHERE import_id = ? AND seq <= ?').run(imp.import_id, staged[staged.length - 1].seq);
-    });
+    try {
+      advanceJob(ctx, job.import_id);
+    } catch (err) {
+      // Another process holds the database longer than the busy timeout: try later.
+      if ((err as { code?: string }).code === 'SQLITE_BUSY') return true;
+      // A batch that cannot be applied (a group deleted since) would fail on every
+      // attempt and hold up every job after it: the job ends in e, saying why.
+      failJob(ctx, job.import_id, (err as Error).message);
+    }
   }
+}
+
+/** Applies the next batch of a job in one transaction, or marks it done when none is left. */
+function advanceJob(ctx: Ctx, importId: number) {
+  const { db, clock } = ctx;
+  inTransaction(db, () => {
+    const imp = importRow(ctx, importId);
+    if (imp.status === 'q')
+      stmt(db, "UPDATE member_imports SET status = 'p', import_started = ? WHERE import_id = ?").run(
+        stamp(clock.now()),
+        imp.import_id,
+      );
+    const staged = stmt(db, 'SELECT seq, member FROM import_rows WHERE import_id = ? ORDER BY seq LIMIT ?').all(
+      imp.import_id,
+      JOB_BATCH,
+    ) as { seq: number; member: string }[];
+    if (!staged.length) {
+      stmt(db, "UPDATE member_imports SET status = 'o', import_finished = ? WHERE import_id = ?").run(
+        stamp(clock.now()),
+        imp.import_id,
+      );
+      return;
+    }
+    const c = newCounters();
+    applyRows(ctx, imp, staged.map((r) => JSON.parse(r.member) as Record<string, unknown>), c);
+    saveCounters(ctx, imp, staged.length, c);
+    stmt(db, 'DELETE FROM import_rows WHERE import_id = ? AND seq <= ?').run(imp.import_id, staged[staged.length - 1].seq);
+  });
+}
+
+/** Ends a job in error; its staged rows will never be applied, so they go. */
+function failJob(ctx: Ctx, importId: number, message: string) {
+  inTransaction(ctx.db, () => {
+    const now = stamp(ctx.clock.now());
+    stmt(
+      ctx.db,
+      `UPDATE member_imports SET status = 'e', error_message = ?, import_started = COALESCE(import_started, ?),
+              import_finished = ?
+        WHERE import_id = ?`,
+    ).run(message, now, now, importId);
+    stmt(ctx.db, 'DELETE FROM import_rows WHERE import_id = ?').run(importId);
+  });
 }

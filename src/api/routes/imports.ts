@@ -84,9 +84,10 @@ export const importRoutes = [
     summary: 'Apply one batch of rows to a streamed import, in one transaction',
     extension: true,
     params: importId,
-    body: s.object({ members: memberRows(0) }),
+    // rejected: rows of this batch the client refused itself (counted as skipped errors).
+    body: s.object({ members: memberRows(0), rejected: s.optional(s.int({ min: 0, max: 100_000 })) }),
     returns: '{import_id, received, num_members, added, updated, duplicates, skipped, errors}',
-    handler: ({ ctx, params, body }) => imports.appendRows(ctx, params.import_id, body.members),
+    handler: ({ ctx, params, body }) => imports.appendRows(ctx, params.import_id, body.members, body.rejected),
   }),
   route({
     op: 'imports.validate',
