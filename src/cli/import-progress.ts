@@ -69,7 +69,9 @@ export async function createImportProgress(out: NodeJS.WriteStream, opts: { quie
 }
 
 async function liveView(out: NodeJS.WriteStream, state: ProgressState, startedAt: number): Promise<ImportProgress> {
-  const [{ render, Box, Text }, React] = await Promise.all([import('ink'), import('react')]);
+  const [{ render, Box, Text }, reactModule] = await Promise.all([import('ink'), import('react')]);
+  // React is CommonJS: bundled, its dynamic import answers the exports as `default`.
+  const React = (reactModule.default ?? reactModule) as typeof reactModule.default;
   const h = React.createElement;
   const View = ({ s, now }: { s: ProgressState; now: number }) => {
     const r = rates(s, startedAt, now);
