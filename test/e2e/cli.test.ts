@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { Sandbox, type Mode, type Run } from './harness.js';
+import { recorder, Sandbox, type Mode, type Run } from './harness.js';
 
 /**
  * The end-to-end CLI suite. It runs twice, in local mode and against a spawned
@@ -11,17 +11,7 @@ const transcripts: Record<Mode, Run[]> = { local: [], remote: [] };
 describe.each<Mode>(['local', 'remote'])('amsg CLI (%s)', (mode) => {
   const box = new Sandbox(mode);
   const log = transcripts[mode];
-  /** Runs amsg, records the run in the transcript, and answers it. */
-  const run = async (...args: string[]) => {
-    const r = await box.amsg(...args);
-    log.push({ ...r, stderr: '' });
-    return r;
-  };
-  const json = async (...args: string[]) => {
-    const r = await run(...args);
-    expect(r.exitCode, `${args.join(' ')}: ${r.stderr}`).toBe(0);
-    return JSON.parse(r.stdout);
-  };
+  const { run, json } = recorder(box, log);
 
   beforeAll(async () => {
     await box.start();

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { strFromU8, unzipSync } from 'fflate';
-import { NOW, Sandbox, type Mode, type Run } from './harness.js';
+import { NOW, recorder, Sandbox, type Mode, type Run } from './harness.js';
 
 /**
  * Exports end to end, in local mode and against a spawned `amsg serve`; the two
@@ -15,17 +15,7 @@ const ISO = NOW.replace('Z', '.000000+00:00');
 describe.each<Mode>(['local', 'remote'])('amsg exports (%s)', (mode) => {
   const box = new Sandbox(mode);
   const log = transcripts[mode];
-  const run = async (...args: string[]) => {
-    const r = await box.amsg(...args);
-    // The sandbox directory differs between the modes.
-    log.push({ ...r, args: args.map((a) => a.replace(box.dir, '<dir>')), stderr: '' });
-    return r;
-  };
-  const json = async (...args: string[]) => {
-    const r = await run(...args);
-    expect(r.exitCode, `${args.join(' ')}: ${r.stderr}`).toBe(0);
-    return JSON.parse(r.stdout);
-  };
+  const { run, json } = recorder(box, log);
   /** A file the CLI wrote, recorded in the transcript as well. */
   const file = (name: string) => {
     const bytes = readFileSync(join(box.dir, name));

@@ -101,3 +101,25 @@ export class Sandbox {
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * The recording helpers of a two-mode suite: every run goes into `log` (exit code
+ * and stdout; the sandbox's own directory written as DIR, since it differs between
+ * the modes), so the local and remote transcripts can be compared at the end.
+ */
+export function recorder(box: Sandbox, log: Run[]) {
+  const record = (r: Run) =>
+    log.push({ ...r, args: r.args.map((a) => a.replaceAll(box.dir, 'DIR')), stdout: r.stdout.replaceAll(box.dir, 'DIR'), stderr: '' });
+  const run = async (...args: string[]) => {
+    const r = await box.amsg(...args);
+    record(r);
+    return r;
+  };
+  /** Runs amsg, expects exit 0, and answers the parsed JSON stdout. */
+  const json = async (...args: string[]) => {
+    const r = await run(...args);
+    if (r.exitCode !== 0) throw new Error(`amsg ${args.join(' ')} exited ${r.exitCode}: ${r.stderr}`);
+    return JSON.parse(r.stdout);
+  };
+  return { record, run, json };
+}

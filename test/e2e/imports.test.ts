@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { BIN, Sandbox, type Mode, type Run } from './harness.js';
+import { BIN, recorder, Sandbox, type Mode, type Run } from './harness.js';
 
 /**
  * `amsg members import` end to end, in local mode and against a spawned `amsg
@@ -25,19 +25,7 @@ describe.each<Mode>(['local', 'remote'])('amsg members import (%s)', (mode) => {
     writeFileSync(path, content);
     return path;
   };
-  /** Records a run in the transcript, with the sandbox's own directory (in arguments and messages) written as DIR. */
-  const record = (r: Run) =>
-    log.push({ ...r, args: r.args.map((a) => a.replaceAll(box.dir, 'DIR')), stdout: r.stdout.replaceAll(box.dir, 'DIR'), stderr: '' });
-  const run = async (...args: string[]) => {
-    const r = await box.amsg(...args);
-    record(r);
-    return r;
-  };
-  const json = async (...args: string[]) => {
-    const r = await run(...args);
-    expect(r.exitCode, `${args.join(' ')}: ${r.stderr}`).toBe(0);
-    return JSON.parse(r.stdout);
-  };
+  const { record, run, json } = recorder(box, log);
   /** Runs an import that must succeed; answers its JSON summary, checked against `imports get`. */
   const importOk = async (...args: string[]) => {
     const r = await run('members', 'import', ...args);

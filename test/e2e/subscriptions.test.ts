@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { Sandbox, type Mode, type Run } from './harness.js';
+import { recorder, Sandbox, type Mode, type Run } from './harness.js';
 
 /**
  * `amsg subscriptions`, end to end: run in local mode and against a spawned `amsg
@@ -14,16 +14,7 @@ const NOW_TEXT = 'Wed, 06 May 2026 07:08:09 GMT';
 describe.each<Mode>(['local', 'remote'])('amsg subscriptions (%s)', (mode) => {
   const box = new Sandbox(mode);
   const log = transcripts[mode];
-  const run = async (...args: string[]) => {
-    const r = await box.amsg(...args);
-    log.push({ ...r, stderr: '' });
-    return r;
-  };
-  const json = async (...args: string[]) => {
-    const r = await run(...args);
-    expect(r.exitCode, `${args.join(' ')}: ${r.stderr}`).toBe(0);
-    return JSON.parse(r.stdout);
-  };
+  const { run, json } = recorder(box, log);
   const counts = async (ref: string) => {
     const s = await json('subscriptions', 'get', ref);
     return [s.member_count, s.optout_count];
