@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { recorder, Sandbox, type Mode, type Run } from './harness.js';
+import { recorder, transcriptView, Sandbox, type Mode, type Run } from './harness.js';
 
 /**
  * The end-to-end CLI suite. It runs twice, in local mode and against a spawned
@@ -241,7 +241,6 @@ describe.each<Mode>(['local', 'remote'])('amsg CLI (%s)', (mode) => {
 describe('both modes', () => {
   test('local and remote transcripts are identical', () => {
     expect(transcripts.remote.length).toBeGreaterThan(40);
-    const view = (runs: Run[]) => runs.map((r) => ({ args: r.args.join(' '), exitCode: r.exitCode, stdout: r.stdout }));
-    expect(view(transcripts.remote)).toEqual(view(transcripts.local));
+    expect(transcriptView(transcripts.remote)).toEqual(transcriptView(transcripts.local));
   });
 });

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { strFromU8, unzipSync } from 'fflate';
-import { NOW, recorder, Sandbox, type Mode, type Run } from './harness.js';
+import { NOW, recorder, transcriptView, Sandbox, type Mode, type Run } from './harness.js';
 
 /**
  * Exports end to end, in local mode and against a spawned `amsg serve`; the two
@@ -149,7 +149,6 @@ describe.each<Mode>(['local', 'remote'])('amsg exports (%s)', (mode) => {
 describe('both modes', () => {
   test('local and remote transcripts are identical', () => {
     expect(transcripts.remote.length).toBeGreaterThan(20);
-    const view = (runs: Run[]) => runs.map((r) => ({ args: r.args.join(' '), exitCode: r.exitCode, stdout: r.stdout }));
-    expect(view(transcripts.remote)).toEqual(view(transcripts.local));
+    expect(transcriptView(transcripts.remote)).toEqual(transcriptView(transcripts.local));
   });
 });

@@ -123,3 +123,7 @@ export function recorder(box: Sandbox, log: Run[]) {
   };
   return { record, run, json };
 }
+
+/** What of a transcript must match between the modes: each run's arguments, exit code and stdout. */
+export const transcriptView = (runs: Run[]) =>
+  runs.map((r) => ({ args: r.args.join(' '), exitCode: r.exitCode, stdout: r.stdout }));

@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { BIN, recorder, Sandbox, type Mode, type Run } from './harness.js';
+import { BIN, recorder, transcriptView, Sandbox, type Mode, type Run } from './harness.js';
 
 /**
  * `amsg members import` end to end, in local mode and against a spawned `amsg
@@ -399,8 +399,7 @@ describe.each<Mode>(['local', 'remote'])('amsg members import (%s)', (mode) => {
 describe('both modes', () => {
   test('local and remote transcripts are identical', () => {
     expect(transcripts.remote.length).toBeGreaterThan(40);
-    const view = (runs: Run[]) => runs.map((r) => ({ args: r.args.join(' '), exitCode: r.exitCode, stdout: r.stdout }));
-    expect(view(transcripts.remote)).toEqual(view(transcripts.local));
+    expect(transcriptView(transcripts.remote)).toEqual(transcriptView(transcripts.local));
   });
 });
 

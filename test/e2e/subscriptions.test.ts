@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { recorder, Sandbox, type Mode, type Run } from './harness.js';
+import { recorder, transcriptView, Sandbox, type Mode, type Run } from './harness.js';
 
 /**
  * `amsg subscriptions`, end to end: run in local mode and against a spawned `amsg
@@ -187,7 +187,6 @@ describe.each<Mode>(['local', 'remote'])('amsg subscriptions (%s)', (mode) => {
 describe('both modes', () => {
   test('local and remote transcripts are identical', () => {
     expect(transcripts.remote.length).toBeGreaterThan(40);
-    const view = (runs: Run[]) => runs.map((r) => ({ args: r.args.join(' '), exitCode: r.exitCode, stdout: r.stdout }));
-    expect(view(transcripts.remote)).toEqual(view(transcripts.local));
+    expect(transcriptView(transcripts.remote)).toEqual(transcriptView(transcripts.local));
   });
 });
