@@ -4,6 +4,7 @@ import type { GroupRecord } from '../service/groups.js';
 import type { MemberRecord, MemberStatus } from '../service/members.js';
 import type { ImportRecord } from '../service/imports.js';
 import type { SubscriptionRecord } from '../service/subscriptions.js';
+import type { SearchRecord } from '../service/searches.js';
 import { atD, isoOffset, rfc1123 } from './codecs.js';
 
 const STATUS_NAMES: Record<MemberStatus, string> = { a: 'active', e: 'error', o: 'opt-out', f: 'forwarded' };
@@ -61,6 +62,30 @@ export const subscription = (r: SubscriptionRecord) => ({
 
 /** The list item adds import_status, null in every record (the spec shows it only in lists). */
 export const subscriptionListItem = (r: SubscriptionRecord) => ({ ...subscription(r), import_status: null });
+
+/** A saved search: criteria stay the JSON text they are stored as (the spec's "string containing" the list). */
+export const search = (r: SearchRecord) => ({
+  search_id: r.search_id,
+  account_id: r.account_id,
+  name: r.name,
+  criteria: r.criteria,
+  active_count: r.active_count,
+  error_count: r.error_count,
+  optout_count: r.optout_count,
+  cached_at: atD(r.cached_at),
+  last_run_at: atD(r.last_run_at),
+  deleted_at: atD(r.deleted_at),
+  purged_at: atD(r.purged_at),
+});
+
+/** A segment is a saved search; the spec shows only segment_id and name, the counts are ours. */
+export const segment = (r: SearchRecord) => ({
+  segment_id: r.search_id,
+  name: r.name,
+  active_count: r.active_count,
+  error_count: r.error_count,
+  optout_count: r.optout_count,
+});
 
 export const list =
   <T, R>(encode: (t: T) => R) =>

@@ -5,7 +5,7 @@
 import { openDb, type Db } from '../store/db.js';
 import { clockFromEnv, type Clock } from '../service/clock.js';
 import { initialize, isInitialized, localActor, type InitResult } from '../service/accounts.js';
-import { advanceImports } from '../service/imports.js';
+import { advanceJobs } from '../service/jobs.js';
 import type { Actor } from '../service/context.js';
 import { ApiError } from './errors.js';
 import { Router } from './router.js';
@@ -14,7 +14,7 @@ export interface LocalService {
   db: Db;
   router: Router;
   actor: Actor;
-  /** Runs due jobs (POST /members imports) for up to budgetMs; answers whether work is left. */
+  /** Runs due jobs (imports, mailing sends) for up to budgetMs; answers whether work is left. */
   advanceJobs(budgetMs: number): boolean;
 }
 
@@ -29,7 +29,7 @@ export function openLocal(file: string, accountId: number, clock: Clock = clockF
     db,
     router: new Router(db, clock),
     actor: localActor(db, accountId),
-    advanceJobs: (budgetMs) => advanceImports(db, clock, budgetMs),
+    advanceJobs: (budgetMs) => advanceJobs(db, clock, budgetMs),
   };
 }
 

@@ -5,6 +5,7 @@ import * as init from '../../commands/init.js';
 import * as members from '../../commands/members.js';
 import * as groups from '../../commands/groups.js';
 import * as subscriptions from '../../commands/subscriptions.js';
+import * as searches from '../../commands/searches.js';
 import * as fields from '../../commands/fields.js';
 import * as webhooks from '../../commands/webhooks.js';
 import * as keys from '../../commands/keys.js';
@@ -25,6 +26,7 @@ const COMMANDS: Record<string, [description: string, module: { register(cmd: Com
   members: ['members: add, read, update, status changes, archive and purge', members],
   groups: ['groups of members, with their counts', groups],
   subscriptions: ['subscriptions (topics members subscribe to)', subscriptions],
+  searches: ['saved searches and segments: criteria, counts, members', searches],
   exports: ['audience and individual member exports', exportsCommand],
   fields: ['custom member fields', fields],
   webhooks: ['webhooks', webhooks],
@@ -97,6 +99,11 @@ Examples:
 }
 
 export async function main(argv: string[], version: string): Promise<void> {
+  // `amsg … | head` closes the pipe early: that is the reader being done, not an error.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.ok);
+    throw err;
+  });
   const program = buildProgram(version, argv.slice(2));
   try {
     await program.parseAsync(argv);

@@ -1,7 +1,7 @@
 import { openDb } from '../store/db.js';
 import { clockFromEnv } from '../service/clock.js';
 import { initialize } from '../service/accounts.js';
-import { advanceImports } from '../service/imports.js';
+import { advanceJobs } from '../service/jobs.js';
 import { startServer, type RunningServer } from './server.js';
 
 export interface ServeRequest {
@@ -23,7 +23,7 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
   // Due jobs run in the background, in short slices so requests are not held up.
   let timer: NodeJS.Timeout | undefined;
   const tick = () => {
-    const more = advanceImports(db, clock, 50);
+    const more = advanceJobs(db, clock, 50);
     timer = setTimeout(tick, more ? 1 : 200);
     timer.unref();
   };

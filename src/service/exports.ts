@@ -20,11 +20,13 @@ import { atD, isoOffset, rfc1123 } from '../api/codecs.js';
 // The individual export holds the member as the API answers it. encode.ts imports
 // only types from the service layer, so this is no cycle.
 import * as enc from '../api/encode.js';
+import { historyItem } from '../api/mailing-encode.js';
 import type { RawBody } from '../api/route.js';
 import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
 import { FieldCatalog, type FieldRecord } from './fields.js';
 import { mailingHistory, memberRow, optoutHistory, toMember, type MemberStatus } from './members.js';
+import { searchMembersSql } from './searches.js';
 
 export const EXPORT_TYPES = ['a', 'm'] as const;
 export type ExportType = (typeof EXPORT_TYPES)[number];
@@ -170,20 +172,20 @@ function resolveFields(catalog: FieldCatalog, include: true | string[]): FieldRe
 }
 
 /**
- * POST /exports. The members are the union of the members of the groups, subscriptions
- * and member_ids, of the given statuses (active by default), not archived; with no
- * source at all (each absent or null), the whole audience. They are fixed now, by one
- * INSERT … SELECT; the download reads their values when it runs.
+ * POST /exports. The members are the union of the members of the groups, subscriptions,
+ * segments (saved searches, run now) and member_ids, of the given statuses (active by
+ * default), not archived; with no source at all (each absent or null), the whole
+ * audience. They are fixed now, by one INSERT … SELECT; the download reads their values
+ * when it runs.
  */
 export function createAudienceExport(ctx: Ctx, input: { user_id: string; criteria?: CriteriaInput }): { export_id: number } {
   const c = input.criteria ?? {};
-  if (c.segments?.length)
-    throw badRequest('criteria.segments: segments are not available yet', { field: 'criteria.segments' });
   return inTransaction(ctx.db, () => {
     const fields = resolveFields(FieldCatalog.of(ctx), c.include_fields ?? true);
     const groups = c.groups == null ? null : unique(c.groups);
     const memberIds = c.member_ids == null ? null : unique(c.member_ids);
     const subscriptions = c.subscriptions == null ? null : unique(c.subscriptions);
+    const segments = c.segments == null ? null : unique(c.segments);
     const statuses = unique<ExportMemberStatus>(c.member_status_ids ?? ['a']);
 
     const sources: string[] = [];
@@ -197,17 +199,25 @@ export function createAudienceExport(ctx: Ctx, input: { user_id: string; criteri
       sources.push(subscriptionSource(ctx, subscriptions));
       params.push(JSON.stringify(subscriptions));
     }
+    if (segments?.length) {
+      requireIds(ctx, segments, 'segment', 'SELECT search_id FROM searches WHERE account_id = ? AND deleted_at IS NULL', ctx.accountId);
+      for (const id of segments) {
+        const q = searchMembersSql(ctx, id);
+        sources.push(q.sql);
+        params.push(...q.params);
+      }
+    }
     if (memberIds?.length) {
       // Archived members count as known here; they are left out below like any archived member.
       requireIds(ctx, memberIds, 'member', 'SELECT member_id FROM members WHERE account_id = ?', ctx.accountId);
       sources.push('SELECT value FROM json_each(?)');
       params.push(JSON.stringify(memberIds));
     }
-    const noSource = groups === null && subscriptions === null && memberIds === null && c.segments == null;
+    const noSource = groups === null && subscriptions === null && memberIds === null && segments === null;
 
     const criteria: Criteria = {
       groups,
-      segments: c.segments == null ? null : [],
+      segments,
       subscriptions,
       member_ids: memberIds,
       member_status_ids: statuses,
@@ -444,7 +454,7 @@ function memberFiles(ctx: Ctx, memberId: number, now: string): Record<string, st
     ['fields.json', fields, 'the custom field values held for the member, with their field definitions'],
     ['groups.json', groups, 'the groups the member is in, and since when'],
     ['optouts.json', optoutHistory(ctx, memberId).map(enc.optout), 'the opt-out history'],
-    ['mailings.json', mailingHistory(ctx, memberId), 'the mailings sent to the member'],
+    ['mailings.json', mailingHistory(ctx, memberId).map(historyItem), 'the mailings sent to the member'],
     ...(imports ? [['imports.json', imports, 'the imports that added or updated the member'] as [string, unknown, string]] : []),
     ...(subscriptions
       ? [['subscriptions.json', subscriptions, 'the subscriptions the member is subscribed to or opted out of'] as [string, unknown, string]]

@@ -201,10 +201,45 @@ export function optoutHistory(ctx: Ctx, memberId: number): { timestamp: string; 
   ).all(memberId) as { timestamp: string; mailing_id: number | null }[];
 }
 
-/** Mailing history; empty until mailings exist (the mailings issue adds the deliveries table). */
-export function mailingHistory(ctx: Ctx, memberId: number): unknown[] {
+export interface MailingHistoryItem {
+  delivery_type: string;
+  clicked: string | null;
+  opened: string | null;
+  delivery_ts: string | null;
+  sent: string | null;
+  forwarded: string | null;
+  shared: string | null;
+  mailing_id: number;
+  name: string;
+  subject: string;
+  account_id: number;
+}
+
+/** The mailings built for a member (its messages), newest first; subject as the member got it. */
+export function mailingHistory(ctx: Ctx, memberId: number): MailingHistoryItem[] {
   memberRow(ctx, memberId);
-  return [];
+  return stmt(
+    ctx.db,
+    `SELECT mm.delivery_type, mm.clicked, mm.opened, mm.delivery_ts, mm.sent, mm.forwarded, mm.shared,
+            m.mailing_id, m.name, mm.subject, m.account_id
+       FROM mailing_messages mm JOIN mailings m ON m.mailing_id = mm.mailing_id
+      WHERE mm.member_id = ? AND m.account_id = ?
+      ORDER BY mm.built_at DESC, m.mailing_id DESC`,
+  ).all(memberId, ctx.accountId) as MailingHistoryItem[];
+}
+
+/**
+ * The member ids of these addresses, in order, adding the addresses that are not
+ * members yet with the given status (forwarded recipients join as f). An archived
+ * member is found, not restored: the sender skips it.
+ */
+export function membersByEmail(ctx: Ctx, emails: readonly string[], newStatus: MemberStatus): number[] {
+  return inTransaction(ctx.db, () =>
+    emails.map((raw) => {
+      const email = raw.trim().toLowerCase();
+      return rowByEmail(ctx, email)?.member_id ?? insertMember(ctx, email, {}, {}, newStatus);
+    }),
+  );
 }
 
 // ---------------------------------------------------------------- status
@@ -214,21 +249,28 @@ export function mailingHistory(ctx: Ctx, memberId: number): unknown[] {
  * member's history; every change stamps last_modified_at. `where` selects members
  * of ctx's account (its params follow the account id).
  */
-function setStatusWhere(ctx: Ctx, to: SettableStatus, where: string, params: unknown[]): number {
+function setStatusWhere(ctx: Ctx, to: SettableStatus, where: string, params: unknown[], mailingId: number | null = null): number {
   const now = stamp(ctx.clock.now());
   if (to === 'o')
     ctx.db
       .prepare(
         `INSERT INTO member_optouts (member_id, mailing_id, optout_ts)
-         SELECT member_id, NULL, ? FROM members WHERE account_id = ? AND member_status_id <> 'o' AND (${where})`,
+         SELECT member_id, ?, ? FROM members WHERE account_id = ? AND member_status_id <> 'o' AND (${where})`,
       )
-      .run(now, ctx.accountId, ...params);
+      .run(mailingId, now, ctx.accountId, ...params);
   return ctx.db
     .prepare(
       `UPDATE members SET member_status_id = ?, last_modified_at = ?
         WHERE account_id = ? AND member_status_id <> ? AND (${where})`,
     )
     .run(to, now, ctx.accountId, to, ...params).changes;
+}
+
+/** A member opts out through a mailing's opt-out link: its history names the mailing. */
+export function optOutFromMailing(ctx: Ctx, memberId: number, mailingId: number): void {
+  inTransaction(ctx.db, () => {
+    setStatusWhere(ctx, 'o', 'member_id = ?', [memberId], mailingId);
+  });
 }
 
 /** PUT /members/status: true when every listed member exists (and now has status_to). */

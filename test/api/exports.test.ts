@@ -239,10 +239,8 @@ describe('POST /{account_id}/exports and the CSV download', () => {
       expectFieldError(await post({ user_id: 'a@x.org', criteria: { include_fields: false } }), 'criteria.include_fields');
       expectFieldError(await post({ user_id: 'a@x.org', criteria: { mfv_delimiter: '' } }), 'criteria.mfv_delimiter');
       expectFieldError(await post({ user_id: 'a@x.org', criteria: { sms: { fields: ['phone'] } } }), 'criteria.sms.fields[0]');
-      expectFieldError(await post({ user_id: 'a@x.org', criteria: { segments: [3] } }), 'criteria.segments');
-      expect((await post({ user_id: 'a@x.org', criteria: { segments: [3] } })).body.error).toBe(
-        'criteria.segments: segments are not available yet',
-      );
+      expectFieldError(await post({ user_id: 'a@x.org', criteria: { segments: ['3'] } }), 'criteria.segments[0]');
+      expect(await post({ user_id: 'a@x.org', criteria: { segments: [3] } })).toEqual({ status: 404, body: { error: 'segment 3 not found' } });
       expect(countRows(s, 'exports')).toBe(0);
     });
 

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const BIN = fileURLToPath(new URL('../../bin/amsg.js', import.meta.url));
+// AMSG_TEST_BIN lets a parallel worker test its own private build (scripts/build.js --outdir).
+export const BIN = process.env.AMSG_TEST_BIN ?? fileURLToPath(new URL('../../bin/amsg.js', import.meta.url));
 /** Pinned "now" for every process, so both modes print the same timestamps. */
 export const NOW = '2026-05-06T07:08:09Z';
 

@@ -77,7 +77,7 @@ export const exportRoutes = [
     method: 'POST',
     path: '/{account_id}/exports',
     summary:
-      'Export the union of the members of groups, subscriptions and member_ids (the whole audience when none is given)',
+      'Export the union of the members of groups, subscriptions, segments and member_ids (the whole audience when none is given)',
     // The requesting user's e-mail address, kept as given: the spec types it as a string,
     // and a local owner's address (owner@localhost) has no dot in its domain.
     body: s.object({ user_id: s.string({ min: 1, max: 254 }), criteria: s.optional(criteria) }),

@@ -6,6 +6,8 @@ import { memberRoutes } from './members.js';
 import { subscriptionRoutes } from './subscriptions.js';
 import { importRoutes } from './imports.js';
 import { exportRoutes } from './exports.js';
+import { searchRoutes } from './searches.js';
+import { mailingRoutes } from './mailings.js';
 
 /** Every operation of the service, spec and extensions: the one route table. */
-export const ROUTES: Route[] = [...memberRoutes, ...importRoutes, ...exportRoutes, ...groupRoutes, ...subscriptionRoutes, ...fieldRoutes, ...accountRoutes];
+export const ROUTES: Route[] = [...mailingRoutes, ...memberRoutes, ...importRoutes, ...exportRoutes, ...groupRoutes, ...subscriptionRoutes, ...searchRoutes, ...fieldRoutes, ...accountRoutes];

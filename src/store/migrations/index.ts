@@ -11,10 +11,14 @@ import * as spine from './001-spine.js';
 import * as imports from './002-imports.js';
 import * as exportsSchema from './003-exports.js';
 import * as subscriptions from './004-subscriptions.js';
+import * as searches from './005-searches.js';
+import * as mailings from './006-mailings.js';
 
 export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '001-spine', sql: spine.sql },
   { name: '002-imports', sql: imports.sql },
   { name: '003-exports', sql: exportsSchema.sql },
   { name: '004-subscriptions', sql: subscriptions.sql },
+  { name: '005-searches', sql: searches.sql },
+  { name: '006-mailings', sql: mailings.sql },
 ];

@@ -1,0 +1,177 @@
+import { Command } from 'commander';
+import { readFile } from 'node:fs/promises';
+import { action, examples, UsageError } from '../src/cli/context.js';
+import type { Api } from '../src/client/api.js';
+
+const SEARCH_COLUMNS = ['search_id', 'name', 'active_count', 'error_count', 'optout_count', 'last_run_at', 'criteria'];
+const SEGMENT_COLUMNS = ['segment_id', 'name', 'active_count', 'error_count', 'optout_count'];
+const MEMBER_COLUMNS = ['member_id', 'email', 'status', 'fields', 'member_since'];
+
+const CRITERIA_HELP = 'the condition list as JSON, @FILE to read it from a file, or - for stdin';
+
+/** A search id for an id or a name (case-insensitive, among live searches). */
+async function searchId(api: Api, ref: string): Promise<number> {
+  if (/^\d+$/.test(ref)) return Number(ref);
+  const searches = await api.get<{ search_id: number; name: string }[]>('/searches', { end: 1_000_000 });
+  const found = searches.find((x) => x.name.toLowerCase() === ref.toLowerCase());
+  if (!found) throw new UsageError(`no search named "${ref}" (see amsg searches list)`);
+  return found.search_id;
+}
+
+/** --criteria: JSON text, @FILE or - (stdin), parsed here so a typo is a usage error before any call. */
+async function readCriteria(arg: string): Promise<unknown> {
+  let text = arg;
+  if (arg === '-') {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    text = Buffer.concat(chunks).toString('utf8');
+  } else if (arg.startsWith('@')) {
+    try {
+      text = await readFile(arg.slice(1), 'utf8');
+    } catch (err) {
+      throw new UsageError(`--criteria ${arg}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`--criteria is not JSON: ${(err as Error).message}`);
+  }
+}
+
+const windowFlags = (cmd: Command) =>
+  cmd
+    .option('--start <n>', 'zero-based start of the window (default 0)')
+    .option('--end <n>', 'end of the window (default start+500)')
+    .option('--count', 'print only how many there are');
+
+interface WindowFlags {
+  start?: string;
+  end?: string;
+  count?: boolean;
+}
+
+export function register(searches: Command) {
+  searches.addHelpText(
+    'after',
+    `
+Criteria are nested JSON lists, as the service writes them:
+  ["and", ["member_field:city", "eq", "Oslo"], ["group", "eq", "Gold"]]
+Predicates: and, or (one or more conditions), not (exactly one).
+Operators: eq, lt, gt, between (two values, inclusive), contains (a glob: * and ?),
+in (a list of values), any (a text[] field holds any of a list).
+Subjects: member_field:<name>, member:email, member_status_id, member_since,
+group and subscription (name or id), search and segment (id).
+A segment is a saved search; counts are computed each time a search is read.
+`,
+  );
+
+  examples(
+    windowFlags(searches.command('list').description('list saved searches with active, error and opt-out counts')).action(
+      action(async (ctx, o: WindowFlags) => {
+        const api = await ctx.api();
+        await ctx.print(await api.get('/searches', { start: o.start, end: o.end, count: o.count }), { columns: SEARCH_COLUMNS });
+      }),
+    ),
+    ['amsg searches list', 'amsg searches list --json | jq ".[] | {name, active_count}"'],
+  );
+
+  examples(
+    searches
+      .command('get <search>')
+      .description('show a saved search, by id or name, with its counts')
+      .action(
+        action(async (ctx, ref: string) => {
+          const api = await ctx.api();
+          await ctx.print(await api.get(`/searches/${await searchId(api, ref)}`));
+        }),
+      ),
+    ['amsg searches get "Oslo VIPs"', 'amsg searches get 3 --json | jq -r .criteria'],
+  );
+
+  examples(
+    searches
+      .command('create <name>')
+      .description('save a search')
+      .requiredOption('--criteria <json|@file|->', CRITERIA_HELP)
+      .action(
+        action(async (ctx, name: string, o: { criteria: string }) => {
+          const criteria = await readCriteria(o.criteria);
+          const api = await ctx.api();
+          await ctx.print(await api.post('/searches', { name, criteria }));
+        }),
+      ),
+    [
+      `amsg searches create "Oslo VIPs" --criteria '["and", ["member_field:city", "eq", "Oslo"], ["group", "eq", "VIP"]]'`,
+      `amsg searches create "Example staff" --criteria '["member:email", "contains", "*@example.com"]'`,
+      'amsg searches create "Lapsed" --criteria @lapsed.json',
+      'amsg searches get "Oslo VIPs" --json | jq .criteria | amsg --account 2 searches create "Oslo VIPs" --criteria -',
+    ],
+  );
+
+  examples(
+    searches
+      .command('update <search>')
+      .description('rename a saved search or change its criteria')
+      .option('--name <name>', 'the new name')
+      .option('--criteria <json|@file|->', CRITERIA_HELP)
+      .action(
+        action(async (ctx, ref: string, o: { name?: string; criteria?: string }) => {
+          if (o.name === undefined && o.criteria === undefined) throw new UsageError('give --name, --criteria or both');
+          const criteria = o.criteria === undefined ? undefined : await readCriteria(o.criteria);
+          const api = await ctx.api();
+          const id = await searchId(api, ref);
+          const body = { ...(o.name !== undefined ? { name: o.name } : {}), ...(criteria !== undefined ? { criteria } : {}) };
+          await ctx.print(await api.put(`/searches/${id}`, body));
+        }),
+      ),
+    [
+      'amsg searches update "Oslo VIPs" --name "Oslo gold"',
+      `amsg searches update 3 --criteria '["member_field:age", "between", 18, 30]'`,
+    ],
+  );
+
+  examples(
+    searches
+      .command('delete <search>')
+      .description('delete a saved search (refused while another search uses it)')
+      .action(
+        action(async (ctx, ref: string) => {
+          const api = await ctx.api();
+          const id = await searchId(api, ref);
+          await ctx.confirm(`delete search ${id}`);
+          await ctx.done(await api.delete(`/searches/${id}`), `Deleted search ${id}.`);
+        }),
+      ),
+    ['amsg searches delete "Oslo VIPs" --yes'],
+  );
+
+  examples(
+    windowFlags(searches.command('members <search>').description('the members a saved search matches now (any status)')).action(
+      action(async (ctx, ref: string, o: WindowFlags) => {
+        const api = await ctx.api();
+        const id = await searchId(api, ref);
+        await ctx.print(await api.get(`/searches/${id}/members`, { start: o.start, end: o.end, count: o.count }), {
+          columns: MEMBER_COLUMNS,
+        });
+      }),
+    ),
+    ['amsg searches members "Oslo VIPs"', 'amsg searches members 3 --count', 'amsg searches members 3 --output csv > oslo.csv'],
+  );
+
+  examples(
+    windowFlags(
+      searches
+        .command('segments [segment]')
+        .description('segments (saved searches as mailings and exports name them): all, or one by id or name'),
+    ).action(
+      action(async (ctx, ref: string | undefined, o: WindowFlags) => {
+        const api = await ctx.api();
+        if (ref === undefined)
+          await ctx.print(await api.get('/segments', { start: o.start, end: o.end, count: o.count }), { columns: SEGMENT_COLUMNS });
+        else await ctx.print(await api.get(`/segments/${await searchId(api, ref)}`));
+      }),
+    ),
+    ['amsg searches segments', 'amsg searches segments "Oslo VIPs" --json'],
+  );
+}

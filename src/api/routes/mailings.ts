@@ -1,0 +1,399 @@
+import * as s from '../schema.js';
+import { route } from '../route.js';
+import * as enc from '../encode.js';
+import * as menc from '../mailing-encode.js';
+import { ApiError } from '../errors.js';
+import { stamp } from '../../service/clock.js';
+import * as mailings from '../../service/mailings.js';
+import * as triggers from '../../service/triggers.js';
+import * as engagement from '../../service/engagement.js';
+import { getMemberByEmail } from '../../service/members.js';
+import { MAILING_STATUSES, MAILING_TYPES, MESSAGE_TYPES, STATUS_WORDS } from '../../service/mailings.js';
+
+const mailingId = s.object({ mailing_id: s.idText() });
+const ids = () => s.optional(s.array(s.id()));
+const emails = (opts: { min?: number } = {}) => s.array(s.email(), opts);
+
+/**
+ * A date-time in a body: ISO 8601 (an offset or Z, or none for UTC) or the
+ * service's own `@D:YYYY-MM-DDThh:mm:ss`. Answers the stored form.
+ */
+const dateTime = () => ({
+  ...s.string(),
+  json: () => ({ type: 'string', format: 'date-time' }),
+  parse(v: unknown, path: string): string {
+    const text = typeof v === 'string' ? v.replace(/^@D:/, '') : '';
+    const withZone = /(Z|[+-]\d{2}:?\d{2})$/i.test(text) ? text : `${text}Z`;
+    const date = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?/.test(text) ? new Date(withZone) : new Date(NaN);
+    if (Number.isNaN(date.getTime()))
+      throw s.invalid(path, `must be a date-time such as 2026-05-01T09:00:00Z or @D:2026-05-01T09:00:00, got ${JSON.stringify(v)}`);
+    return stamp(date);
+  },
+});
+
+const recipients = {
+  recipient_groups: ids(),
+  recipient_subscriptions: ids(),
+  recipient_searches: ids(),
+  recipient_segments: ids(),
+  recipient_emails: s.optional(emails()),
+  heads_up_emails: s.optional(emails()),
+};
+
+const templates = {
+  subject: s.optional(s.string()),
+  html_body: s.optional(s.string()),
+  plaintext: s.optional(s.string()),
+};
+
+export const mailingRoutes = [
+  route({
+    op: 'mailings.list',
+    method: 'GET',
+    path: '/{account_id}/mailings',
+    summary: 'List mailings (canceled and archived ones only when asked for)',
+    query: s.object({
+      include_archived: s.optional(s.flag()),
+      mailing_types: s.optional(s.letterList(MAILING_TYPES)),
+      mailing_statuses: s.optional(s.letterList(MAILING_STATUSES)),
+      is_scheduled: s.optional(s.flag()),
+      with_html_body: s.optional(s.flag()),
+      with_plaintext: s.optional(s.flag()),
+    }),
+    returns: 'array of mailing (list shape)',
+    handler: ({ ctx, query }) =>
+      mailings
+        .listMailings(ctx, {
+          types: query.mailing_types?.length ? query.mailing_types : ['m', 't'],
+          statuses: query.mailing_statuses?.length ? query.mailing_statuses : undefined,
+          includeArchived: query.include_archived,
+          scheduledOnly: query.is_scheduled,
+        })
+        .map((m) => menc.mailing(m, { html: query.with_html_body, plaintext: query.with_plaintext })),
+  }),
+  route({
+    op: 'mailings.create',
+    method: 'POST',
+    path: '/{account_id}/mailings',
+    summary: 'Create a mailing (pending, or an unapproved draft with status u), sent at send_at or at once',
+    extension: true,
+    body: s.object({
+      name: s.string({ min: 1, max: 255 }),
+      subject: s.string({ min: 1, max: 998 }),
+      sender: s.string({ min: 1, max: 255 }),
+      reply_to: s.optional(s.nullable(s.email())),
+      html_body: s.optional(s.string()),
+      plaintext: s.optional(s.string()),
+      plaintext_only: s.optional(s.boolean()),
+      mailing_type: s.optional(s.oneOf(['m', 't', 's', 'c'])),
+      send_at: s.optional(s.nullable(dateTime())),
+      status: s.optional(s.oneOf(['p', 'u'])),
+      ...recipients,
+      recipient_member_ids: ids(),
+      suppressed_searches: ids(),
+      suppressed_segments: ids(),
+      suppressed_member_ids: ids(),
+      split_test: s.optional(
+        s.object({
+          variants: s.array(
+            s.object({
+              name: s.optional(s.string({ min: 1, max: 255 })),
+              subject: s.optional(s.string({ min: 1, max: 998 })),
+              html_body: s.optional(s.string()),
+              plaintext: s.optional(s.string()),
+            }),
+            { min: 2, max: 10 },
+          ),
+          test_percent: s.optional(s.int({ min: 1, max: 100 })),
+          test_duration_seconds: s.optional(s.int({ min: 0 })),
+        }),
+      ),
+    }),
+    returns: '{mailing_id}',
+    handler: ({ ctx, body }) => ({ mailing_id: mailings.createMailing(ctx, body) }),
+  }),
+  route({
+    op: 'mailings.validate',
+    method: 'POST',
+    path: '/{account_id}/mailings/validate',
+    summary: 'Check the personalization tags of html_body, plaintext and subject',
+    body: s.object(templates),
+    returns: 'true; 400 with invalid_tags [{part, tag, line, column, reason}]',
+    handler: ({ ctx, body }) => mailings.validateTags(ctx, body),
+  }),
+  route({
+    op: 'mailings.recipients',
+    method: 'POST',
+    path: '/{account_id}/mailings/recipients',
+    summary: 'Names for lists of group, segment and subscription ids',
+    body: s.object({
+      recipient_groups: ids(),
+      recipient_segments: ids(),
+      recipient_subscriptions: ids(),
+      suppressed_segments: ids(),
+    }),
+    returns: '{recipient_groups, recipient_segments, recipient_subscriptions, suppressed_segments}',
+    handler: ({ ctx, body }) => mailings.recipientNames(ctx, body),
+  }),
+  route({
+    op: 'mailings.get',
+    method: 'GET',
+    path: '/{account_id}/mailings/{mailing_id}',
+    summary: 'A mailing in detail',
+    params: mailingId,
+    query: s.object({
+      include_segment_names: s.optional(s.flag()),
+      include_subscription_names: s.optional(s.flag()),
+    }),
+    returns: 'mailing (detail shape)',
+    handler: ({ ctx, params, query }) =>
+      menc.mailingDetail(
+        mailings.mailingDetail(ctx, params.mailing_id, {
+          segmentNames: query.include_segment_names,
+          subscriptionNames: query.include_subscription_names,
+        }),
+      ),
+  }),
+  route({
+    op: 'mailings.setStatus',
+    method: 'PUT',
+    path: '/{account_id}/mailings/{mailing_id}',
+    summary: 'Cancel, pause or resume (ready) a mailing',
+    params: mailingId,
+    body: s.object({ status: s.oneOf(STATUS_WORDS) }),
+    returns: 'mailing (list shape)',
+    handler: ({ ctx, params, body }) => menc.mailing(mailings.changeStatus(ctx, params.mailing_id, body.status)),
+  }),
+  route({
+    op: 'mailings.archive',
+    method: 'DELETE',
+    path: '/{account_id}/mailings/{mailing_id}',
+    summary: 'Archive a mailing (its status stays)',
+    params: mailingId,
+    returns: 'true',
+    handler: ({ ctx, params }) => mailings.archiveMailing(ctx, params.mailing_id),
+  }),
+  route({
+    op: 'mailings.cancel',
+    method: 'DELETE',
+    path: '/{account_id}/mailings/cancel/{mailing_id}',
+    summary: 'Cancel a pending or paused mailing',
+    params: mailingId,
+    returns: 'true',
+    handler: ({ ctx, params }) => mailings.cancelMailing(ctx, params.mailing_id),
+  }),
+  route({
+    op: 'mailings.resend',
+    method: 'POST',
+    path: '/{account_id}/mailings/{mailing_id}',
+    summary: "Send a mailing's content again, to a new audience",
+    params: mailingId,
+    body: s.object({
+      sender: s.optional(s.string({ min: 1, max: 255 })),
+      ...recipients,
+      suppression_segments: ids(),
+    }),
+    returns: '{mailing_id}',
+    handler: ({ ctx, params, body }) => mailings.resendMailing(ctx, params.mailing_id, body),
+  }),
+  route({
+    op: 'mailings.forward',
+    method: 'POST',
+    path: '/{account_id}/forwards/{mailing_id}/{member_id}',
+    summary: 'A member forwards its message; new addresses join with status f',
+    params: s.object({ mailing_id: s.idText(), member_id: s.idText() }),
+    body: s.object({ heads_up_emails: s.optional(emails()), recipient_emails: emails({ min: 1 }) }),
+    returns: '{mailing_id}',
+    handler: ({ ctx, params, body }) => mailings.forwardMailing(ctx, params.mailing_id, params.member_id, body),
+  }),
+  route({
+    op: 'mailings.winner',
+    method: 'POST',
+    path: '/{account_id}/mailings/{mailing_id}/winner/{winner_id}',
+    summary: "Declare a split test's winner",
+    params: s.object({ mailing_id: s.idText(), winner_id: s.idText() }),
+    body: s.object({}),
+    returns: 'true',
+    handler: ({ ctx, params }) => mailings.declareWinner(ctx, params.mailing_id, params.winner_id),
+  }),
+  route({
+    op: 'mailings.members',
+    method: 'GET',
+    path: '/{account_id}/mailings/{mailing_id}/members',
+    summary: 'The members a mailing was sent to individually',
+    params: mailingId,
+    returns: 'array of member',
+    handler: ({ ctx, params }) => mailings.mailingMembers(ctx, params.mailing_id).map(enc.member),
+  }),
+  route({
+    op: 'mailings.message',
+    method: 'GET',
+    path: '/{account_id}/mailings/{mailing_id}/messages/{member_id}',
+    summary: "A member's personalized message",
+    params: s.object({ mailing_id: s.idText(), member_id: s.idText() }),
+    query: s.object({ type: s.optional(s.string()) }),
+    returns: 'message {plaintext, subject, html_body, webview_url} or the one key asked for',
+    handler: ({ ctx, params, query }) => {
+      const type = query.type ?? 'all';
+      // The spec answers an unknown type with 500, not 400.
+      if (!(MESSAGE_TYPES as readonly string[]).includes(type))
+        throw new ApiError(500, `type: "${type}" is not an allowed type (${MESSAGE_TYPES.join(', ')})`, { field: 'type' });
+      return mailings.memberMessage(ctx, params.mailing_id, params.member_id, type as mailings.MessageType);
+    },
+  }),
+  route({
+    op: 'mailings.groups',
+    method: 'GET',
+    path: '/{account_id}/mailings/{mailing_id}/groups',
+    summary: 'The groups a mailing goes to',
+    params: mailingId,
+    returns: 'array of group',
+    handler: ({ ctx, params }) => mailings.mailingGroups(ctx, params.mailing_id).map(enc.group),
+  }),
+  route({
+    op: 'mailings.subscriptions',
+    method: 'GET',
+    path: '/{account_id}/mailings/{mailing_id}/subscriptions',
+    summary: 'The subscriptions a mailing goes to',
+    params: mailingId,
+    returns: 'array of subscription',
+    handler: ({ ctx, params }) => mailings.mailingSubscriptions(ctx, params.mailing_id).map(enc.subscription),
+  }),
+  route({
+    op: 'mailings.searches',
+    method: 'GET',
+    path: '/{account_id}/mailings/{mailing_id}/searches',
+    summary: 'The searches (and segments) a mailing goes to',
+    params: mailingId,
+    returns: 'array of search',
+    handler: ({ ctx, params }) => mailings.mailingSearches(ctx, params.mailing_id, 'include').map(enc.search),
+  }),
+  route({
+    op: 'mailings.suppressedSearches',
+    method: 'GET',
+    path: '/{account_id}/mailings/{mailing_id}/suppressed_searches',
+    summary: 'The searches (and segments) kept out of a mailing',
+    params: mailingId,
+    returns: 'array of search',
+    handler: ({ ctx, params }) => mailings.mailingSearches(ctx, params.mailing_id, 'suppress').map(enc.search),
+  }),
+  route({
+    op: 'mailings.suppressedMembers',
+    method: 'GET',
+    path: '/{account_id}/mailings/{mailing_id}/suppressed_members',
+    summary: 'The members kept out of a mailing',
+    params: mailingId,
+    returns: 'array of member',
+    handler: ({ ctx, params }) => mailings.suppressedMembers(ctx, params.mailing_id).map(enc.member),
+  }),
+  route({
+    op: 'mailings.headsup',
+    method: 'GET',
+    path: '/{account_id}/mailings/{mailing_id}/headsup',
+    summary: 'The heads-up copies of a mailing',
+    params: mailingId,
+    returns: 'array of heads-up record',
+    handler: ({ ctx, params }) => mailings.headsUp(ctx, params.mailing_id).map(menc.headsUp),
+  }),
+
+  // ---------------------------------------------------------------- simulation
+
+  route({
+    op: 'sim.record',
+    method: 'POST',
+    path: '/{account_id}/sim/{kind}',
+    summary: 'Simulate an open, click, bounce, share or opt-out of a sent message',
+    extension: true,
+    params: s.object({ kind: s.oneOf(engagement.ENGAGEMENT_KINDS) }),
+    body: s.object({
+      mailing_id: s.id(),
+      member_id: s.optional(s.id()),
+      email: s.optional(s.email()),
+      link_id: s.optional(s.id()),
+      hard: s.optional(s.boolean()),
+    }),
+    returns: 'true',
+    handler: ({ ctx, params, body }) => {
+      if ((body.member_id === undefined) === (body.email === undefined))
+        throw s.invalid('member_id', 'give the member as member_id or as email (one of them)');
+      const memberId = body.member_id ?? getMemberByEmail(ctx, body.email!).member_id;
+      return engagement.recordEngagement(ctx, params.kind, { ...body, member_id: memberId });
+    },
+  }),
+
+  // ---------------------------------------------------------------- triggers (deprecated)
+
+  route({
+    op: 'triggers.list',
+    method: 'GET',
+    path: '/{account_id}/triggers',
+    summary: 'List triggers (deprecated)',
+    returns: 'array of trigger',
+    handler: ({ ctx }) => triggers.listTriggers(ctx).map(menc.trigger),
+  }),
+  route({
+    op: 'triggers.create',
+    method: 'POST',
+    path: '/{account_id}/triggers',
+    summary: 'Create a trigger over a parent mailing (deprecated service part; local extension)',
+    extension: true,
+    body: s.object({
+      name: s.string({ min: 1, max: 255 }),
+      parent_mailing_id: s.id(),
+      event_type: s.oneOf(triggers.TRIGGER_EVENT_TYPES),
+      field_id: s.optional(s.nullable(s.id())),
+      push_offset: s.optional(s.int({ min: 0 })),
+      start_ts: s.optional(dateTime()),
+      signups: s.optional(s.nullable(s.array(s.id()))),
+    }),
+    returns: 'integer trigger id',
+    handler: ({ ctx, body }) => triggers.createTrigger(ctx, body),
+  }),
+  route({
+    op: 'triggers.get',
+    method: 'GET',
+    path: '/{account_id}/triggers/{trigger_id}',
+    summary: 'A trigger (deprecated)',
+    params: s.object({ trigger_id: s.idText() }),
+    returns: 'trigger',
+    handler: ({ ctx, params }) => menc.trigger(triggers.getTrigger(ctx, params.trigger_id)),
+  }),
+  route({
+    op: 'triggers.update',
+    method: 'PUT',
+    path: '/{account_id}/triggers/{trigger_id}',
+    summary: 'Rename a trigger (deprecated)',
+    params: s.object({ trigger_id: s.idText() }),
+    body: s.object({ name: s.string({ min: 1, max: 255 }) }),
+    returns: 'integer trigger id',
+    handler: ({ ctx, params, body }) => triggers.renameTrigger(ctx, params.trigger_id, body.name),
+  }),
+  route({
+    op: 'triggers.delete',
+    method: 'DELETE',
+    path: '/{account_id}/triggers/{trigger_id}',
+    summary: 'Delete a trigger (deprecated)',
+    params: s.object({ trigger_id: s.idText() }),
+    returns: 'true',
+    handler: ({ ctx, params }) => triggers.deleteTrigger(ctx, params.trigger_id),
+  }),
+  route({
+    op: 'triggers.mailings',
+    method: 'GET',
+    path: '/{account_id}/triggers/{trigger_id}/mailings',
+    summary: 'The mailings a trigger sent (deprecated)',
+    params: s.object({ trigger_id: s.idText() }),
+    returns: 'array of mailing',
+    handler: ({ ctx, params }) => triggers.triggerMailings(ctx, params.trigger_id).map((m) => menc.mailing(m)),
+  }),
+  route({
+    op: 'triggers.fire',
+    method: 'POST',
+    path: '/{account_id}/triggers/{trigger_id}/members/{member_id}',
+    summary: "Fire a trigger for one member: its parent mailing is sent to them after push_offset (local extension)",
+    extension: true,
+    params: s.object({ trigger_id: s.idText(), member_id: s.idText() }),
+    returns: '{mailing_id}',
+    handler: ({ ctx, params }) => triggers.fireTrigger(ctx, params.trigger_id, params.member_id),
+  }),
+];

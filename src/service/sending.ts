@@ -1,0 +1,262 @@
+/**
+ * Simulated sending: a due mailing moves p → i → s → c, in steps the job runner
+ * takes one transaction at a time (so a pause or cancel lands between batches and a
+ * killed process resumes where it stopped).
+ *
+ * - p → i: the audience is resolved once into mailing_queue (groups, subscribed
+ *   members of subscriptions, saved searches and segments, and members named
+ *   individually, minus suppressed searches, segments and members; de-duplicated;
+ *   live members with status a or f only, so opted-out and error members are
+ *   skipped). A split test gives its test share (a pseudo-random but repeatable
+ *   selection) the variants in turn and leaves the rest waiting for the winner.
+ *   Heads-up copies go out.
+ * - i: batches of the queue become messages: the subject rendered, the member values
+ *   for the bodies frozen. Members archived or opted out since the start are dropped.
+ * - i → w: a split test whose test share is built waits for its winner; when the
+ *   test time is up, the variant with the most opens (then clicks, then the lowest
+ *   id) wins, and the rest are built with its content.
+ * - i → s → c: delivery is simulated: every message is delivered when the send ends.
+ */
+import type { Db } from '../store/db.js';
+import { inTransaction } from '../store/db.js';
+import { stmt } from '../store/statements.js';
+import type { Clock } from './clock.js';
+import { stamp } from './clock.js';
+import type { Ctx } from './context.js';
+import { localActor } from './accounts.js';
+import { FieldCatalog } from './fields.js';
+import { searchMembersSql } from './searches.js';
+import { compileTemplate, missingRequiredTags } from './personalization.js';
+import { audienceOf, declareWinner, mailingRow, renderValues, variantResults, variantsOf, type MailingRow } from './mailings.js';
+
+/** Recipients built into messages per transaction. */
+const BUILD_BATCH = 5_000;
+
+/**
+ * Advances due mailings for up to budgetMs (at least one step), one step per transaction. Answers
+ * whether work is left. Called by `amsg serve` in the background and by the local
+ * transport after each request (see jobs.ts).
+ */
+export function advanceMailings(db: Db, clock: Clock, budgetMs: number): boolean {
+  const deadline = Date.now() + budgetMs;
+  let first = true;
+  for (;;) {
+    const now = stamp(clock.now());
+    const due = db
+      .prepare(
+        `SELECT mailing_id, account_id FROM mailings
+          WHERE split_test_id IS NULL AND (
+                (mailing_status = 'p' AND (send_at IS NULL OR send_at <= ?))
+             OR mailing_status IN ('i','s')
+             OR (mailing_status = 'w' AND winner_mailing_id IS NULL
+                 AND unixepoch(test_sent_at) + test_duration_seconds <= unixepoch(?)))
+          ORDER BY mailing_id LIMIT 1`,
+      )
+      .get(now, now) as { mailing_id: number; account_id: number } | undefined;
+    if (!due) return false;
+    // At least one step per call, so a small budget still makes progress.
+    if (first) first = false;
+    else if (Date.now() >= deadline) return true;
+    const ctx: Ctx = { db, clock, actor: localActor(db, due.account_id), accountId: due.account_id };
+    try {
+      step(ctx, due.mailing_id);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_BUSY') return true;
+      // A send that cannot go on would be retried for ever and hold up every other one.
+      fail(ctx, due.mailing_id, (err as Error).message);
+    }
+  }
+}
+
+/** Sends a mailing to the end now, whatever else is due (for benchmarks and tests). */
+export function sendNow(ctx: Ctx, mailingId: number): MailingRow {
+  for (let guard = 0; guard < 1_000_000; guard++) {
+    const m = mailingRow(ctx, mailingId);
+    if (!['p', 'i', 's'].includes(m.mailing_status)) return m;
+    step(ctx, mailingId);
+  }
+  throw new Error(`mailing ${mailingId} did not finish`);
+}
+
+function step(ctx: Ctx, mailingId: number) {
+  inTransaction(ctx.db, () => {
+    const m = mailingRow(ctx, mailingId);
+    switch (m.mailing_status) {
+      case 'p':
+        return m.send_started === null ? start(ctx, m) : setStatus(ctx, m, 'i');
+      case 'i':
+        return build(ctx, m);
+      case 's':
+        return finish(ctx, m);
+      case 'w':
+        return autoWinner(ctx, m);
+    }
+  });
+}
+
+function setStatus(ctx: Ctx, m: MailingRow, to: string) {
+  stmt(ctx.db, 'UPDATE mailings SET mailing_status = ? WHERE mailing_id = ? OR split_test_id = ?').run(to, m.mailing_id, m.mailing_id);
+}
+
+function fail(ctx: Ctx, mailingId: number, message: string) {
+  inTransaction(ctx.db, () => {
+    stmt(
+      ctx.db,
+      `UPDATE mailings SET mailing_status = 'f', failure_ts = ?, failure_message = ? WHERE mailing_id = ? OR split_test_id = ?`,
+    ).run(stamp(ctx.clock.now()), message, mailingId, mailingId);
+    stmt(ctx.db, 'DELETE FROM mailing_queue WHERE mailing_id = ?').run(mailingId);
+  });
+}
+
+// ---------------------------------------------------------------- audience
+
+/** SQL selecting the member ids of a mailing's audience (before the status filter), with its parameters. */
+export function audienceSql(ctx: Ctx, mailingId: number): { sql: string; params: unknown[] } {
+  const include: string[] = [];
+  const suppress: string[] = [];
+  const params: { include: unknown[]; suppress: unknown[] } = { include: [], suppress: [] };
+  const byKind = new Map<string, number[]>();
+  for (const a of audienceOf(ctx, mailingId)) {
+    const key = `${a.role}:${a.kind}`;
+    byKind.set(key, [...(byKind.get(key) ?? []), a.ref_id]);
+    if (a.kind === 'search' || a.kind === 'segment') {
+      const q = searchMembersSql(ctx, a.ref_id);
+      (a.role === 'include' ? include : suppress).push(q.sql);
+      params[a.role].push(...q.params);
+    }
+  }
+  const ids = (key: string) => JSON.stringify(byKind.get(key) ?? []);
+  include.push(
+    'SELECT member_id FROM group_members WHERE member_group_id IN (SELECT value FROM json_each(?))',
+    "SELECT member_id FROM subscription_members WHERE status = 'subscribed' AND subscription_id IN (SELECT value FROM json_each(?))",
+    'SELECT value FROM json_each(?)',
+  );
+  params.include.push(ids('include:group'), ids('include:subscription'), ids('include:member'));
+  suppress.push('SELECT value FROM json_each(?)');
+  params.suppress.push(ids('suppress:member'));
+  return {
+    sql: `SELECT m.member_id FROM members m
+           WHERE m.account_id = ? AND m.deleted_at IS NULL AND m.member_status_id IN ('a','f')
+             AND m.member_id IN (${include.join(' UNION ')})
+             AND m.member_id NOT IN (${suppress.join(' UNION ')})`,
+    params: [ctx.accountId, ...params.include, ...params.suppress],
+  };
+}
+
+function start(ctx: Ctx, m: MailingRow) {
+  const now = stamp(ctx.clock.now());
+  const variants = variantsOf(ctx, m.mailing_id);
+  for (const t of [m, ...variants]) {
+    const missing = [...missingRequiredTags(t.html_body), ...missingRequiredTags(t.plaintext)];
+    if (missing.length) throw new Error(`mailing ${t.mailing_id} lacks the required tag ${missing[0]}`);
+  }
+  const audience = audienceSql(ctx, m.mailing_id);
+  const isSplit = m.test_percent !== null && variants.length > 0;
+  const queued = ctx.db
+    .prepare(`INSERT INTO mailing_queue (mailing_id, member_id, content_mailing_id) SELECT ?, member_id, ? FROM (${audience.sql})`)
+    .run(m.mailing_id, isSplit ? null : m.mailing_id, ...audience.params).changes;
+  if (isSplit) {
+    const testShare = Math.min(queued, Math.max(variants.length, Math.ceil((queued * m.test_percent!) / 100)));
+    // A repeatable shuffle (Knuth's multiplicative hash), so the test share is not
+    // simply the oldest members.
+    ctx.db
+      .prepare(
+        `WITH ranked AS (
+           SELECT member_id, ROW_NUMBER() OVER (ORDER BY (member_id * 2654435761) % 4294967296, member_id) AS rn
+             FROM mailing_queue WHERE mailing_id = ?)
+         UPDATE mailing_queue SET content_mailing_id = json_extract(?, '$[' || ((ranked.rn - 1) % CAST(? AS INTEGER)) || ']')
+           FROM ranked
+          WHERE mailing_queue.mailing_id = ? AND mailing_queue.member_id = ranked.member_id AND ranked.rn <= ?`,
+      )
+      .run(m.mailing_id, JSON.stringify(variants.map((v) => v.mailing_id)), variants.length, m.mailing_id, testShare);
+  }
+  stmt(ctx.db, 'UPDATE mailing_headsup SET sent_ts = ? WHERE mailing_id = ?').run(now, m.mailing_id);
+  stmt(
+    ctx.db,
+    `UPDATE mailings SET mailing_status = 'i', send_started = ?, recipient_count = ? WHERE mailing_id = ? OR split_test_id = ?`,
+  ).run(now, queued, m.mailing_id, m.mailing_id);
+}
+
+// ---------------------------------------------------------------- messages
+
+interface QueuedRecipient {
+  member_id: number;
+  content_mailing_id: number;
+  email: string | null;
+  field_values: string | null;
+  plaintext_preferred: number | null;
+}
+
+function build(ctx: Ctx, m: MailingRow) {
+  const batch = stmt(
+    ctx.db,
+    `SELECT q.member_id, q.content_mailing_id, mb.email, mb.field_values, mb.plaintext_preferred
+       FROM mailing_queue q
+       LEFT JOIN members mb ON mb.member_id = q.member_id AND mb.deleted_at IS NULL AND mb.member_status_id IN ('a','f')
+      WHERE q.mailing_id = ? AND q.content_mailing_id IS NOT NULL
+      ORDER BY q.member_id LIMIT ?`,
+  ).all(m.mailing_id, BUILD_BATCH) as QueuedRecipient[];
+  if (!batch.length) {
+    const waiting = stmt(ctx.db, 'SELECT 1 FROM mailing_queue WHERE mailing_id = ? LIMIT 1').get(m.mailing_id);
+    if (waiting) {
+      stmt(ctx.db, "UPDATE mailings SET test_sent_at = COALESCE(test_sent_at, ?) WHERE mailing_id = ?").run(
+        stamp(ctx.clock.now()),
+        m.mailing_id,
+      );
+      return setStatus(ctx, m, 'w');
+    }
+    return setStatus(ctx, m, 's');
+  }
+  const now = stamp(ctx.clock.now());
+  const catalog = FieldCatalog.of(ctx);
+  const contents = new Map<number, { subject: (v: ReturnType<typeof renderValues>) => string; plaintextOnly: boolean }>();
+  const contentOf = (id: number) => {
+    let c = contents.get(id);
+    if (!c) {
+      const row = id === m.mailing_id ? m : mailingRow(ctx, id);
+      c = { subject: compileTemplate(row.subject), plaintextOnly: row.plaintext_only === 1 };
+      contents.set(id, c);
+    }
+    return c;
+  };
+  const messages: unknown[] = [];
+  for (const r of batch) {
+    if (r.email === null) continue; // archived or opted out since the send started
+    const merge = { email: r.email, fields: catalog.toNamed(r.field_values!) };
+    const content = contentOf(r.content_mailing_id);
+    messages.push([
+      r.member_id,
+      r.content_mailing_id,
+      content.plaintextOnly || r.plaintext_preferred === 1 ? 't' : 'h',
+      content.subject(renderValues(m, r.member_id, merge)),
+      JSON.stringify(merge),
+    ]);
+  }
+  stmt(
+    ctx.db,
+    `INSERT INTO mailing_messages (mailing_id, member_id, content_mailing_id, delivery_type, subject, merge_values, built_at, sent)
+     SELECT ?, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, ?, ? FROM json_each(?)`,
+  ).run(m.mailing_id, now, now, JSON.stringify(messages));
+  stmt(
+    ctx.db,
+    'DELETE FROM mailing_queue WHERE mailing_id = ? AND member_id IN (SELECT value FROM json_each(?))',
+  ).run(m.mailing_id, JSON.stringify(batch.map((r) => r.member_id)));
+}
+
+function finish(ctx: Ctx, m: MailingRow) {
+  const now = stamp(ctx.clock.now());
+  stmt(ctx.db, 'UPDATE mailing_messages SET delivery_ts = ? WHERE mailing_id = ? AND delivery_ts IS NULL').run(now, m.mailing_id);
+  const built = (stmt(ctx.db, 'SELECT COUNT(*) FROM mailing_messages WHERE mailing_id = ?').pluck().get(m.mailing_id) as number);
+  stmt(
+    ctx.db,
+    `UPDATE mailings SET mailing_status = 'c', send_finished = ?, recipient_count = ? WHERE mailing_id = ? OR split_test_id = ?`,
+  ).run(now, built, m.mailing_id, m.mailing_id);
+}
+
+function autoWinner(ctx: Ctx, m: MailingRow) {
+  const results = variantResults(ctx, m.mailing_id);
+  const [winner] = Object.entries(results).sort(
+    ([ia, a], [ib, b]) => b.opened - a.opened || b.clicked - a.clicked || Number(ia) - Number(ib),
+  );
+  declareWinner(ctx, m.mailing_id, Number(winner[0]));
+}
