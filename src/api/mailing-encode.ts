@@ -1,7 +1,6 @@
 /** Mailing, message, history and trigger records to the spec's wire shapes. */
-import type { MailingDetail, MailingRow } from '../service/mailings.js';
+import type { MailingDetail, MailingHistoryItem, MailingRow } from '../service/mailings.js';
 import { publicWebviewUrl } from '../service/mailings.js';
-import type { MailingHistoryItem } from '../service/members.js';
 import type { TriggerRecord } from '../service/triggers.js';
 import { atD, atI, bool } from './codecs.js';
 

@@ -25,7 +25,9 @@ import type { RawBody } from '../api/route.js';
 import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
 import { FieldCatalog, type FieldRecord } from './fields.js';
-import { mailingHistory, memberRow, optoutHistory, toMember, type MemberStatus } from './members.js';
+import { memberRow, optoutHistory, toMember, type MemberStatus } from './members.js';
+import { mailingHistory } from './mailings.js';
+import { ledgerHolds } from './imports.js';
 import { searchMembersSql } from './searches.js';
 
 export const EXPORT_TYPES = ['a', 'm'] as const;
@@ -432,11 +434,13 @@ function memberFiles(ctx: Ctx, memberId: number, now: string): Record<string, st
   ).map((g) => ({ ...g, added_at: atD(g.added_at) }));
   const imports = memberRows(
     ctx,
+    // The ranges of import_ledger (migration 007) that hold the member.
     `SELECT im.import_id, im.change_type, im.added_to_groups, mi.source_name, mi.source_filename,
             mi.import_started, mi.import_finished
-       FROM import_members im JOIN member_imports mi ON mi.import_id = im.import_id
-      WHERE im.member_id = ? ORDER BY im.import_id`,
-    ['import_members', 'member_imports'],
+       FROM (SELECT ? AS member_id) x JOIN import_ledger im ON ${ledgerHolds('im', 'x.member_id')}
+       JOIN member_imports mi ON mi.import_id = im.import_id
+      ORDER BY im.import_id`,
+    ['import_ledger', 'member_imports'],
     memberId,
     atD,
   );

@@ -77,6 +77,7 @@ export interface MailingRow {
   winner_mailing_id: number | null;
   winner_declared_at: string | null;
   test_results: string | null;
+  merge_fields: string | null;
 }
 
 // ---------------------------------------------------------------- addresses
@@ -291,14 +292,8 @@ interface MessageRow {
   mailing_id: number;
   member_id: number;
   content_mailing_id: number;
-  subject: string;
-  merge_values: string;
-}
-
-/** What a message's bodies are rendered from: frozen when the message was built. */
-export interface MergeValues {
   email: string;
-  fields: Record<string, unknown>;
+  merge_values: string;
 }
 
 export interface Message {
@@ -309,6 +304,38 @@ export interface Message {
 }
 
 /**
+ * One message as the member got it, rendered from what it froze (see the
+ * mailing_messages table): `sent` is the mailing it belongs to, `content` the mailing
+ * whose templates it used (a split-test variant, or the same mailing).
+ */
+export class RenderedMessage {
+  readonly values: RenderValues;
+
+  constructor(
+    sent: Pick<MailingRow, 'account_id' | 'mailing_id' | 'merge_fields'>,
+    private readonly content: Pick<MailingRow, 'subject' | 'html_body' | 'plaintext' | 'plaintext_only'>,
+    row: Pick<MessageRow, 'member_id' | 'email' | 'merge_values'>,
+  ) {
+    const names = JSON.parse(sent.merge_fields ?? '{}') as Record<string, string>;
+    const fields: Record<string, unknown> = {};
+    for (const [id, value] of Object.entries(JSON.parse(row.merge_values) as Record<string, unknown>))
+      if (names[id] !== undefined) fields[names[id]] = value;
+    this.values = {
+      email: row.email,
+      member_id: row.member_id,
+      fields,
+      mailing_id: sent.mailing_id,
+      optout_url: optoutUrl(sent.account_id, sent.mailing_id, row.member_id),
+      webview_url: memberWebviewUrl(sent.account_id, sent.mailing_id, row.member_id),
+    };
+  }
+
+  subject = () => compileTemplate(this.content.subject)(this.values);
+  html = () => (this.content.html_body === null || this.content.plaintext_only ? '' : compileTemplate(this.content.html_body, { escapeHtml: true })(this.values));
+  plaintext = () => (this.content.plaintext === null ? '' : compileTemplate(this.content.plaintext)(this.values));
+}
+
+/**
  * GET /mailings/{id}/messages/{member_id}: the member's personalized message. 404
  * when none was built for that member (not a recipient, or not sent yet).
  */
@@ -316,38 +343,67 @@ export function memberMessage(ctx: Ctx, mailingId: number, memberId: number, typ
   const mailing = mailingRow(ctx, mailingId);
   const row = stmt(
     ctx.db,
-    'SELECT mailing_id, member_id, content_mailing_id, subject, merge_values FROM mailing_messages WHERE mailing_id = ? AND member_id = ?',
+    'SELECT mailing_id, member_id, content_mailing_id, email, merge_values FROM mailing_messages WHERE mailing_id = ? AND member_id = ?',
   ).get(mailingId, memberId) as MessageRow | undefined;
   if (!row) throw notFound(`no message of mailing ${mailingId} for member ${memberId}`);
   const content = row.content_mailing_id === mailingId ? mailing : mailingRow(ctx, row.content_mailing_id);
-  const merge = JSON.parse(row.merge_values) as MergeValues;
-  const values = renderValues(mailing, memberId, merge);
-  const webview_url = values.webview_url;
-  const html = () => (content.html_body === null || content.plaintext_only ? '' : compileTemplate(content.html_body, { escapeHtml: true })(values));
-  const text = () => (content.plaintext === null ? '' : compileTemplate(content.plaintext)(values));
+  const message = new RenderedMessage(mailing, content, row);
+  const webview_url = message.values.webview_url;
   switch (type) {
     case 'all':
-      return { plaintext: text(), subject: row.subject, html_body: html(), webview_url };
+      return { plaintext: message.plaintext(), subject: message.subject(), html_body: message.html(), webview_url };
     case 'html':
-      return { html_body: html() };
+      return { html_body: message.html() };
     case 'plaintext':
-      return { plaintext: text() };
+      return { plaintext: message.plaintext() };
     case 'subject':
-      return { subject: row.subject };
+      return { subject: message.subject() };
     case 'webview_url':
       return { webview_url };
   }
 }
 
-export function renderValues(m: Pick<MailingRow, 'account_id' | 'mailing_id'>, memberId: number, merge: MergeValues): RenderValues {
-  return {
-    email: merge.email,
-    member_id: memberId,
-    fields: merge.fields,
-    mailing_id: m.mailing_id,
-    optout_url: optoutUrl(m.account_id, m.mailing_id, memberId),
-    webview_url: memberWebviewUrl(m.account_id, m.mailing_id, memberId),
-  };
+export interface MailingHistoryItem {
+  delivery_type: string;
+  clicked: string | null;
+  opened: string | null;
+  delivery_ts: string | null;
+  sent: string | null;
+  forwarded: string | null;
+  shared: string | null;
+  mailing_id: number;
+  name: string;
+  subject: string;
+  account_id: number;
+}
+
+/** A member's messages (GET /members/{id}/mailings), newest first, each subject as the member got it. */
+export function mailingHistory(ctx: Ctx, memberId: number): MailingHistoryItem[] {
+  memberRow(ctx, memberId);
+  const rows = stmt(
+    ctx.db,
+    `SELECT mm.delivery_type, mm.clicked, mm.opened, mm.delivery_ts, mm.sent, mm.forwarded, mm.shared,
+            m.mailing_id, m.name, m.account_id, m.merge_fields,
+            mm.member_id, mm.email, mm.merge_values, c.subject, c.html_body, c.plaintext, c.plaintext_only
+       FROM mailing_messages mm
+       JOIN mailings m ON m.mailing_id = mm.mailing_id
+       JOIN mailings c ON c.mailing_id = mm.content_mailing_id
+      WHERE mm.member_id = ? AND m.account_id = ?
+      ORDER BY mm.built_at DESC, m.mailing_id DESC`,
+  ).all(memberId, ctx.accountId) as (MailingHistoryItem & MessageRow & Pick<MailingRow, 'merge_fields' | 'html_body' | 'plaintext' | 'plaintext_only'>)[];
+  return rows.map((r) => ({
+    delivery_type: r.delivery_type,
+    clicked: r.clicked,
+    opened: r.opened,
+    delivery_ts: r.delivery_ts,
+    sent: r.sent,
+    forwarded: r.forwarded,
+    shared: r.shared,
+    mailing_id: r.mailing_id,
+    name: r.name,
+    subject: new RenderedMessage(r, r, r).subject(),
+    account_id: r.account_id,
+  }));
 }
 
 // ---------------------------------------------------------------- tags

@@ -201,33 +201,6 @@ export function optoutHistory(ctx: Ctx, memberId: number): { timestamp: string; 
   ).all(memberId) as { timestamp: string; mailing_id: number | null }[];
 }
 
-export interface MailingHistoryItem {
-  delivery_type: string;
-  clicked: string | null;
-  opened: string | null;
-  delivery_ts: string | null;
-  sent: string | null;
-  forwarded: string | null;
-  shared: string | null;
-  mailing_id: number;
-  name: string;
-  subject: string;
-  account_id: number;
-}
-
-/** The mailings built for a member (its messages), newest first; subject as the member got it. */
-export function mailingHistory(ctx: Ctx, memberId: number): MailingHistoryItem[] {
-  memberRow(ctx, memberId);
-  return stmt(
-    ctx.db,
-    `SELECT mm.delivery_type, mm.clicked, mm.opened, mm.delivery_ts, mm.sent, mm.forwarded, mm.shared,
-            m.mailing_id, m.name, mm.subject, m.account_id
-       FROM mailing_messages mm JOIN mailings m ON m.mailing_id = mm.mailing_id
-      WHERE mm.member_id = ? AND m.account_id = ?
-      ORDER BY mm.built_at DESC, m.mailing_id DESC`,
-  ).all(memberId, ctx.accountId) as MailingHistoryItem[];
-}
-
 /**
  * The member ids of these addresses, in order, adding the addresses that are not
  * members yet with the given status (forwarded recipients join as f). An archived

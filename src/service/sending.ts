@@ -10,12 +10,14 @@
  *   skipped). A split test gives its test share (a pseudo-random but repeatable
  *   selection) the variants in turn and leaves the rest waiting for the winner.
  *   Heads-up copies go out.
- * - i: batches of the queue become messages: the subject rendered, the member values
- *   for the bodies frozen. Members archived or opted out since the start are dropped.
+ * - i: batches of the queue become messages: each member's address and field values
+ *   frozen (the text is rendered from them when read). Members archived or opted out
+ *   since the start are dropped.
  * - i → w: a split test whose test share is built waits for its winner; when the
  *   test time is up, the variant with the most opens (then clicks, then the lowest
  *   id) wins, and the rest are built with its content.
- * - i → s → c: delivery is simulated: every message is delivered when the send ends.
+ * - i → s → c: delivery is simulated: a message is delivered as it is built; s counts
+ *   the messages into recipient_count and completes the mailing.
  */
 import type { Db } from '../store/db.js';
 import { inTransaction } from '../store/db.js';
@@ -26,11 +28,11 @@ import type { Ctx } from './context.js';
 import { localActor } from './accounts.js';
 import { FieldCatalog } from './fields.js';
 import { searchMembersSql } from './searches.js';
-import { compileTemplate, missingRequiredTags } from './personalization.js';
-import { audienceOf, declareWinner, mailingRow, renderValues, variantResults, variantsOf, type MailingRow } from './mailings.js';
+import { missingRequiredTags } from './personalization.js';
+import { audienceOf, declareWinner, mailingRow, variantResults, variantsOf, type MailingRow } from './mailings.js';
 
 /** Recipients built into messages per transaction. */
-const BUILD_BATCH = 5_000;
+const BUILD_BATCH = 10_000;
 
 /**
  * Advances due mailings for up to budgetMs (at least one step), one step per transaction. Answers
@@ -171,86 +173,63 @@ function start(ctx: Ctx, m: MailingRow) {
       .run(m.mailing_id, JSON.stringify(variants.map((v) => v.mailing_id)), variants.length, m.mailing_id, testShare);
   }
   stmt(ctx.db, 'UPDATE mailing_headsup SET sent_ts = ? WHERE mailing_id = ?').run(now, m.mailing_id);
+  const fieldNames = Object.fromEntries([...FieldCatalog.of(ctx).byId.values()].map((f) => [f.field_id, f.shortcut_name]));
   stmt(
     ctx.db,
-    `UPDATE mailings SET mailing_status = 'i', send_started = ?, recipient_count = ? WHERE mailing_id = ? OR split_test_id = ?`,
-  ).run(now, queued, m.mailing_id, m.mailing_id);
+    `UPDATE mailings SET mailing_status = 'i', send_started = ?, recipient_count = ?, merge_fields = ?
+      WHERE mailing_id = ? OR split_test_id = ?`,
+  ).run(now, queued, JSON.stringify(fieldNames), m.mailing_id, m.mailing_id);
 }
 
 // ---------------------------------------------------------------- messages
 
-interface QueuedRecipient {
-  member_id: number;
-  content_mailing_id: number;
-  email: string | null;
-  field_values: string | null;
-  plaintext_preferred: number | null;
-}
-
+/**
+ * Builds the next batch of queued recipients into messages, in member id order: one
+ * INSERT … SELECT freezing each member's address and field values (see the
+ * mailing_messages table), then the batch leaves the queue. Members archived, opted
+ * out or in error since the start are dropped.
+ */
 function build(ctx: Ctx, m: MailingRow) {
-  const batch = stmt(
+  const boundary = stmt(
     ctx.db,
-    `SELECT q.member_id, q.content_mailing_id, mb.email, mb.field_values, mb.plaintext_preferred
-       FROM mailing_queue q
-       LEFT JOIN members mb ON mb.member_id = q.member_id AND mb.deleted_at IS NULL AND mb.member_status_id IN ('a','f')
-      WHERE q.mailing_id = ? AND q.content_mailing_id IS NOT NULL
-      ORDER BY q.member_id LIMIT ?`,
-  ).all(m.mailing_id, BUILD_BATCH) as QueuedRecipient[];
-  if (!batch.length) {
-    const waiting = stmt(ctx.db, 'SELECT 1 FROM mailing_queue WHERE mailing_id = ? LIMIT 1').get(m.mailing_id);
-    if (waiting) {
-      stmt(ctx.db, "UPDATE mailings SET test_sent_at = COALESCE(test_sent_at, ?) WHERE mailing_id = ?").run(
-        stamp(ctx.clock.now()),
-        m.mailing_id,
-      );
-      return setStatus(ctx, m, 'w');
-    }
-    return setStatus(ctx, m, 's');
-  }
+    `SELECT member_id FROM mailing_queue WHERE mailing_id = ? AND content_mailing_id IS NOT NULL
+      ORDER BY member_id LIMIT 1 OFFSET ?`,
+  )
+    .pluck()
+    .get(m.mailing_id, BUILD_BATCH - 1) as number | undefined;
+  const upTo = boundary ?? Number.MAX_SAFE_INTEGER;
   const now = stamp(ctx.clock.now());
-  const catalog = FieldCatalog.of(ctx);
-  const contents = new Map<number, { subject: (v: ReturnType<typeof renderValues>) => string; plaintextOnly: boolean }>();
-  const contentOf = (id: number) => {
-    let c = contents.get(id);
-    if (!c) {
-      const row = id === m.mailing_id ? m : mailingRow(ctx, id);
-      c = { subject: compileTemplate(row.subject), plaintextOnly: row.plaintext_only === 1 };
-      contents.set(id, c);
-    }
-    return c;
-  };
-  const messages: unknown[] = [];
-  for (const r of batch) {
-    if (r.email === null) continue; // archived or opted out since the send started
-    const merge = { email: r.email, fields: catalog.toNamed(r.field_values!) };
-    const content = contentOf(r.content_mailing_id);
-    messages.push([
-      r.member_id,
-      r.content_mailing_id,
-      content.plaintextOnly || r.plaintext_preferred === 1 ? 't' : 'h',
-      content.subject(renderValues(m, r.member_id, merge)),
-      JSON.stringify(merge),
-    ]);
+  stmt(
+    ctx.db,
+    `INSERT INTO mailing_messages (mailing_id, member_id, content_mailing_id, delivery_type, email, merge_values, built_at, sent, delivery_ts)
+     SELECT q.mailing_id, q.member_id, q.content_mailing_id,
+            CASE WHEN c.plaintext_only = 1 OR mb.plaintext_preferred = 1 THEN 't' ELSE 'h' END,
+            mb.email, mb.field_values, ?, ?, ?
+       FROM mailing_queue q
+       JOIN members mb ON mb.member_id = q.member_id
+       JOIN mailings c ON c.mailing_id = q.content_mailing_id
+      WHERE q.mailing_id = ? AND q.content_mailing_id IS NOT NULL AND q.member_id <= ?
+        AND mb.deleted_at IS NULL AND mb.member_status_id IN ('a','f')`,
+  ).run(now, now, now, m.mailing_id, upTo);
+  const taken = stmt(
+    ctx.db,
+    'DELETE FROM mailing_queue WHERE mailing_id = ? AND content_mailing_id IS NOT NULL AND member_id <= ?',
+  ).run(m.mailing_id, upTo).changes;
+  if (taken > 0) return;
+  const waiting = stmt(ctx.db, 'SELECT 1 FROM mailing_queue WHERE mailing_id = ? LIMIT 1').get(m.mailing_id);
+  if (waiting) {
+    stmt(ctx.db, 'UPDATE mailings SET test_sent_at = COALESCE(test_sent_at, ?) WHERE mailing_id = ?').run(now, m.mailing_id);
+    return setStatus(ctx, m, 'w');
   }
-  stmt(
-    ctx.db,
-    `INSERT INTO mailing_messages (mailing_id, member_id, content_mailing_id, delivery_type, subject, merge_values, built_at, sent)
-     SELECT ?, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, ?, ? FROM json_each(?)`,
-  ).run(m.mailing_id, now, now, JSON.stringify(messages));
-  stmt(
-    ctx.db,
-    'DELETE FROM mailing_queue WHERE mailing_id = ? AND member_id IN (SELECT value FROM json_each(?))',
-  ).run(m.mailing_id, JSON.stringify(batch.map((r) => r.member_id)));
+  setStatus(ctx, m, 's');
 }
 
 function finish(ctx: Ctx, m: MailingRow) {
-  const now = stamp(ctx.clock.now());
-  stmt(ctx.db, 'UPDATE mailing_messages SET delivery_ts = ? WHERE mailing_id = ? AND delivery_ts IS NULL').run(now, m.mailing_id);
-  const built = (stmt(ctx.db, 'SELECT COUNT(*) FROM mailing_messages WHERE mailing_id = ?').pluck().get(m.mailing_id) as number);
+  const built = stmt(ctx.db, 'SELECT COUNT(*) FROM mailing_messages WHERE mailing_id = ?').pluck().get(m.mailing_id) as number;
   stmt(
     ctx.db,
     `UPDATE mailings SET mailing_status = 'c', send_finished = ?, recipient_count = ? WHERE mailing_id = ? OR split_test_id = ?`,
-  ).run(now, built, m.mailing_id, m.mailing_id);
+  ).run(stamp(ctx.clock.now()), built, m.mailing_id, m.mailing_id);
 }
 
 function autoWinner(ctx: Ctx, m: MailingRow) {

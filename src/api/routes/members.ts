@@ -2,6 +2,7 @@ import * as s from '../schema.js';
 import { route } from '../route.js';
 import * as enc from '../encode.js';
 import { historyItem } from '../mailing-encode.js';
+import { mailingHistory } from '../../service/mailings.js';
 import * as members from '../../service/members.js';
 import * as memberships from '../../service/memberships.js';
 import { MEMBER_STATUSES, SETTABLE_STATUSES } from '../../service/members.js';
@@ -224,7 +225,7 @@ export const memberRoutes = [
     summary: "A member's mailing history",
     params: memberId,
     returns: 'array of member mailing history item',
-    handler: ({ ctx, params }) => members.mailingHistory(ctx, params.member_id).map(historyItem),
+    handler: ({ ctx, params }) => mailingHistory(ctx, params.member_id).map(historyItem),
   }),
   route({
     op: 'members.copyToGroup',

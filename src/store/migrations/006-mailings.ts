@@ -60,7 +60,10 @@ export const sql = `
     winner_mailing_id      INTEGER REFERENCES mailings(mailing_id),
     winner_declared_at     TEXT,
     -- JSON {variant mailing_id: {sent, opened, clicked}} frozen when the winner is declared
-    test_results           TEXT
+    test_results           TEXT,
+    -- JSON {field_id: shortcut_name} of the account's fields when the send started: the
+    -- names its messages' frozen values are rendered with
+    merge_fields           TEXT
   );
   CREATE INDEX mailings_account ON mailings(account_id, mailing_status);
   CREATE INDEX mailings_split_test ON mailings(split_test_id) WHERE split_test_id IS NOT NULL;
@@ -104,16 +107,19 @@ export const sql = `
   ) WITHOUT ROWID;
 
   -- One personalized message per recipient, which is also the member's mailing history.
-  -- The subject is stored rendered; html and plaintext are stored as the member values
-  -- their tags read (merge_values, frozen when the message is built) and rendered from
-  -- the content mailing's templates when asked. Content cannot change once a send has
-  -- started, so that is the same text, at a fraction of the bytes per recipient.
+  -- A message is stored as what personalizes it: the address it went to and the
+  -- member's field values (by field id, as in members.field_values), frozen when it is
+  -- built; its subject, html and plaintext are rendered from the content mailing's
+  -- templates when read, with the field names the mailing froze at its start
+  -- (mailings.merge_fields). Content cannot change once a send has started, so that is
+  -- the same text, and building a message is one INSERT … SELECT with no work per
+  -- recipient in JavaScript. Delivery is simulated: a message is delivered when built.
   CREATE TABLE mailing_messages (
     mailing_id         INTEGER NOT NULL REFERENCES mailings(mailing_id) ON DELETE CASCADE,
     member_id          INTEGER NOT NULL REFERENCES members(member_id) ON DELETE CASCADE,
     content_mailing_id INTEGER NOT NULL,
     delivery_type      TEXT NOT NULL CHECK (delivery_type IN ('h','t')),
-    subject            TEXT NOT NULL,
+    email              TEXT NOT NULL,
     merge_values       TEXT NOT NULL,
     built_at           TEXT NOT NULL,
     sent               TEXT,
