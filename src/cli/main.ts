@@ -14,6 +14,9 @@ import * as serve from '../../commands/serve.js';
 import * as config from '../../commands/config.js';
 import * as api from '../../commands/api.js';
 import * as exportsCommand from '../../commands/exports.js';
+import * as mailings from '../../commands/mailings.js';
+import * as triggers from '../../commands/triggers.js';
+import * as sim from '../../commands/sim.js';
 
 /**
  * The top-level commands: name, one-line description, and the module that defines
@@ -28,6 +31,9 @@ const COMMANDS: Record<string, [description: string, module: { register(cmd: Com
   subscriptions: ['subscriptions (topics members subscribe to)', subscriptions],
   searches: ['saved searches and segments: criteria, counts, members', searches],
   exports: ['audience and individual member exports', exportsCommand],
+  mailings: ['mailings: create, send, wait, pause, cancel, resend, forward, split-test winners, messages', mailings],
+  triggers: ['triggers: automated sends of a parent mailing (deprecated in the service)', triggers],
+  sim: ['simulate engagement with sent messages: opens, clicks, bounces, shares, opt-outs, forwards', sim],
   fields: ['custom member fields', fields],
   webhooks: ['webhooks', webhooks],
   keys: ['API key pairs', keys],

@@ -48,6 +48,9 @@ export class HttpTransport implements Transport {
     return this.opts.baseUrl;
   }
 
+  /** The server runs its jobs in the background. */
+  readonly runsJobs = false;
+
   async request(call: ApiCall): Promise<unknown> {
     return parse((await this.exchange(call, true)).text!);
   }

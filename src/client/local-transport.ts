@@ -24,6 +24,8 @@ export class LocalTransport implements Transport {
     return this.file;
   }
 
+  readonly runsJobs = true;
+
   private async open(): Promise<LocalService> {
     if (!this.service) {
       // Checked here, not in openLocal, because a missing file means the service

@@ -25,6 +25,11 @@ export interface Transport {
   download(call: ApiCall): Promise<Download>;
   /** Where calls go, for the "acting on …" line (a file path or a URL). */
   readonly target: string;
+  /**
+   * True when each call itself runs due jobs for a while (local mode): a command
+   * waiting for a job then polls without pausing, since a pause is time no job runs.
+   */
+  readonly runsJobs: boolean;
   close(): Promise<void>;
 }
 

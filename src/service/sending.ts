@@ -174,11 +174,16 @@ function start(ctx: Ctx, m: MailingRow) {
   }
   stmt(ctx.db, 'UPDATE mailing_headsup SET sent_ts = ? WHERE mailing_id = ?').run(now, m.mailing_id);
   const fieldNames = Object.fromEntries([...FieldCatalog.of(ctx).byId.values()].map((f) => [f.field_id, f.shortcut_name]));
-  stmt(
-    ctx.db,
-    `UPDATE mailings SET mailing_status = 'i', send_started = ?, recipient_count = ?, merge_fields = ?
-      WHERE mailing_id = ? OR split_test_id = ?`,
-  ).run(now, queued, JSON.stringify(fieldNames), m.mailing_id, m.mailing_id);
+  stmt(ctx.db, 'UPDATE mailings SET recipient_count = ?, merge_fields = ? WHERE mailing_id = ?').run(
+    queued,
+    JSON.stringify(fieldNames),
+    m.mailing_id,
+  );
+  stmt(ctx.db, "UPDATE mailings SET mailing_status = 'i', send_started = ? WHERE mailing_id = ? OR split_test_id = ?").run(
+    now,
+    m.mailing_id,
+    m.mailing_id,
+  );
 }
 
 // ---------------------------------------------------------------- messages
@@ -224,12 +229,15 @@ function build(ctx: Ctx, m: MailingRow) {
   setStatus(ctx, m, 's');
 }
 
+/** Completes the mailing (and its variants), each counting the messages built with its content. */
 function finish(ctx: Ctx, m: MailingRow) {
-  const built = stmt(ctx.db, 'SELECT COUNT(*) FROM mailing_messages WHERE mailing_id = ?').pluck().get(m.mailing_id) as number;
   stmt(
     ctx.db,
-    `UPDATE mailings SET mailing_status = 'c', send_finished = ?, recipient_count = ? WHERE mailing_id = ? OR split_test_id = ?`,
-  ).run(stamp(ctx.clock.now()), built, m.mailing_id, m.mailing_id);
+    `UPDATE mailings SET mailing_status = 'c', send_finished = @now,
+            recipient_count = (SELECT COUNT(*) FROM mailing_messages mm
+                                WHERE mm.mailing_id = @id AND (mailings.mailing_id = @id OR mm.content_mailing_id = mailings.mailing_id))
+      WHERE mailing_id = @id OR split_test_id = @id`,
+  ).run({ now: stamp(ctx.clock.now()), id: m.mailing_id });
 }
 
 function autoWinner(ctx: Ctx, m: MailingRow) {

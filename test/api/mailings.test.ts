@@ -555,6 +555,9 @@ describe('split tests', () => {
       { subject: 'Subject B', n: 13 },
     ]);
     expect((await get(id)).recipient_count).toBe(18);
+    // Each variant counts the messages built with its content.
+    expect([(await get(variants[0])).recipient_count, (await get(variants[1])).recipient_count]).toEqual([5, 13]);
+    expect([(await get(variants[0])).mailing_status, (await get(variants[1])).mailing_status]).toEqual(['c', 'c']);
     expect((await get(id)).split_test.results).toEqual({
       [variants[0]]: { sent: 5, opened: 0, clicked: 0 },
       [variants[1]]: { sent: 4, opened: 0, clicked: 0 },

@@ -1,0 +1,99 @@
+#!/usr/bin/env node
+// Sending figure of issue 4, measured in one run (medians of BENCH_SEND_RUNS):
+//
+//   local send of a personalized mailing to N members   vs  local `amsg members import` of the same N   goal ≤ 1.0×
+//   peak RSS of the send                                                                                  goal ≤ 250 MB
+//
+// The send is `amsg api POST /1/mailings` (which starts the send: a local CLI runs due
+// jobs after each call) then `amsg mailings wait ID` until the mailing is complete:
+// the audience resolved, one message per recipient built (subject rendered, member
+// values frozen) and the member histories written.
+//
+//   node bench/send.js          (after `npm run build`)
+//   BENCH_SEND_ROWS=20000 BENCH_SEND_RUNS=1 node bench/send.js    (quick)
+//   AMSG_BENCH_BIN=/tmp/x/bin/amsg.js node bench/send.js            (a private build)
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { writeMembersCsv } from './members-csv.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = process.env.AMSG_BENCH_BIN ?? join(ROOT, 'bin', 'amsg.js');
+const ROWS = Number(process.env.BENCH_SEND_ROWS ?? 100_000);
+const RUNS = Number(process.env.BENCH_SEND_RUNS ?? 3);
+const GNU_TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
+
+if (!existsSync(join(BIN, '..', '..', 'dist', 'main.js'))) {
+  console.error('bench: dist/ is missing: run `npm run build` first');
+  process.exit(1);
+}
+const TMP = mkdtempSync(join(tmpdir(), 'amsg-bench-send-'));
+process.on('exit', () => rmSync(TMP, { recursive: true, force: true }));
+process.once('SIGINT', () => process.exit(130));
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+const say = (m) => process.stderr.write(`bench: ${m}\n`);
+
+function timed(cmd, args, env = {}) {
+  const full = GNU_TIME ? [GNU_TIME, ['-f', 'maxrss=%M', cmd, ...args]] : [cmd, args];
+  const t = process.hrtime.bigint();
+  const r = spawnSync(full[0], full[1], { env: { ...process.env, ...env }, encoding: 'utf8', maxBuffer: 64 << 20 });
+  const ms = Number(process.hrtime.bigint() - t) / 1e6;
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr.slice(-2000)}`);
+  const m = /maxrss=(\d+)/.exec(r.stderr);
+  return { ms, rssMb: m ? Number(m[1]) / 1024 : undefined, stdout: r.stdout };
+}
+
+const amsg = (db, ...args) => timed(process.execPath, [BIN, ...args], { AMSG_DB: db, AMSG_BASE_URL: '', AMSG_QUIET: '1' });
+
+// A realistic newsletter: about 2 KB of html with member fields, a default and a conditional.
+const HTML = `<!doctype html><html><body style="font-family:sans-serif">
+<h1>Hello [% member:first_name | default:"friend" %]!</h1>
+${'<p>Our spring collection is here, with new colours and fabrics for every season. '.repeat(12)}</p>
+[% if member:city == "Oslo" %]<p>Visit our store on Karl Johans gate.</p>[% else %]<p>Free shipping to [% member:city | default:"you" %].</p>[% end %]
+<p>Your score: [% member:score %]</p>
+<a href="https://shop.example.com/spring">Shop the collection</a>
+<p><a href="[% webview_url %]">View online</a> · <a href="[% optout_url %]">Unsubscribe</a></p>
+</body></html>`;
+const TEXT = 'Hello [% member:first_name | default:"friend" %]!\nShop: https://shop.example.com/spring\nUnsubscribe: [% optout_url %]';
+
+const csv = join(TMP, `members-${ROWS}.csv`);
+say(`writing a ${ROWS.toLocaleString('en-US')}-member CSV`);
+await writeMembersCsv(csv, ROWS);
+
+const imports = [];
+const sends = [];
+const rss = [];
+for (let run = 1; run <= RUNS; run++) {
+  const db = join(TMP, `send${run}.db`);
+  amsg(db, 'init');
+  amsg(db, 'fields', 'create', 'city', '--type', 'text');
+  amsg(db, 'fields', 'create', 'birthday', '--type', 'date');
+  amsg(db, 'fields', 'create', 'score', '--type', 'numeric');
+  say(`run ${run}/${RUNS}: amsg members import`);
+  imports.push(amsg(db, 'members', 'import', csv, '--group', 'Everyone', '-q').ms);
+  const group = JSON.parse(amsg(db, 'groups', 'list', '--json').stdout).find((g) => g.group_name === 'Everyone').member_group_id;
+  say(`run ${run}/${RUNS}: send to ${ROWS.toLocaleString('en-US')}`);
+  const body = { name: 'Spring', subject: 'Hello [% member:first_name %], spring is here', sender: 'shop@example.com', html_body: HTML, plaintext: TEXT, recipient_groups: [group] };
+  const created = amsg(db, 'api', 'POST', '/1/mailings', '--data', JSON.stringify(body));
+  const id = JSON.parse(created.stdout).mailing_id;
+  const waited = amsg(db, 'mailings', 'wait', String(id), '-q');
+  sends.push(created.ms + waited.ms);
+  rss.push(Math.max(created.rssMb ?? 0, waited.rssMb ?? 0));
+  const m = JSON.parse(amsg(db, 'mailings', 'get', String(id), '--json').stdout);
+  if (m.mailing_status !== 'c' || m.recipient_count !== ROWS)
+    throw new Error(`the send ended in ${m.mailing_status} with ${m.recipient_count} recipients, not c with ${ROWS}`);
+}
+
+const fmt = (ms) => `${(ms / 1000).toFixed(2)} s`;
+const imp = median(imports);
+const send = median(sends);
+const md = (cells) => `| ${cells.join(' | ')} |`;
+console.log(`\nsending a personalized mailing to ${ROWS.toLocaleString('en-US')} members, median of ${RUNS}\n`);
+console.log(md(['Figure', 'Baseline (median)', 'amsg (median)', 'Ratio', 'Goal', 'Result']));
+console.log(md(['---', '---', '---', '---', '---', '---']));
+console.log(md(['local send (create + wait until c)', `import of the same members: ${fmt(imp)}`, fmt(send), `${(send / imp).toFixed(2)}×`, '≤ 1.0×', send / imp <= 1 ? 'pass' : 'FAIL']));
+if (GNU_TIME) console.log(`\npeak RSS of the send: ${median(rss).toFixed(0)} MB (goal ≤ 250 MB): ${median(rss) <= 250 ? 'pass' : 'FAIL'}`);
+else console.log('\npeak RSS: /usr/bin/time is missing; not measured');
