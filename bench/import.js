@@ -8,6 +8,7 @@
 //
 //   node bench/import.js          (after `npm run build`)
 //   BENCH_IMPORT_ROWS=100000 node bench/import.js    (quick)
+//   AMSG_BENCH_BIN=/tmp/x/bin/amsg.js node bench/import.js   (a private build)
 //
 // The CSV has email, first_name, last_name, city, birthday (date), score (numeric) and
 // group_name (four groups), with fields of matching types in the amsg database.
@@ -20,13 +21,14 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'amsg.js');
+// AMSG_BENCH_BIN: measure another build (e.g. one made with `node scripts/build.js --outdir DIR/dist`).
+const BIN = process.env.AMSG_BENCH_BIN ?? join(ROOT, 'bin', 'amsg.js');
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 1_000_000);
 const RUNS = Number(process.env.BENCH_IMPORT_RUNS ?? 3);
 const SQLITE3 = ['/usr/bin/sqlite3', '/usr/local/bin/sqlite3'].find(existsSync);
 const GNU_TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
 
-if (!existsSync(join(ROOT, 'dist', 'main.js'))) {
+if (!existsSync(join(BIN, '..', '..', 'dist', 'main.js'))) {
   console.error('bench: dist/ is missing: run `npm run build` first');
   process.exit(1);
 }

@@ -119,6 +119,13 @@ export function mapColumns(header: string[], fieldNames: string[], map: Record<s
   return columns;
 }
 
+/**
+ * A group column's lists, split once each: a file repeats a few lists over and over.
+ * The arrays are shared between rows and never changed. Bounded, for a file where
+ * every row names its own groups.
+ */
+const groupLists = new Map<string, string[]>();
+
 /** A record to the member object the service takes; empty cells leave values as they are. */
 function toMember(columns: Column[], values: string[]): Record<string, unknown> {
   const member: Record<string, unknown> = {};
@@ -126,8 +133,14 @@ function toMember(columns: Column[], values: string[]): Record<string, unknown> 
     const v = values[c.index]?.trim();
     if (!v) continue;
     if (c.target === 'phone_number') member.sms = { phone_number: v };
-    else if (c.target === 'groups') member.groups = v.split(/\s*[;|]\s*/).filter(Boolean);
-    else member[c.target] = v;
+    else if (c.target === 'groups') {
+      let list = groupLists.get(v);
+      if (!list) {
+        list = v.split(/\s*[;|]\s*/).filter(Boolean);
+        if (groupLists.size < 10_000) groupLists.set(v, list);
+      }
+      member.groups = list;
+    } else member[c.target] = v;
   }
   return member;
 }
@@ -409,29 +422,37 @@ export async function runImport(
       sendFailure = { error };
     });
   };
+  const readProgress = () =>
+    progress.update({ rowsRead: outcome.rowsRead, bytesRead: source.bytesRead(), totalBytes: source.totalBytes });
   let failure: Error | undefined;
   try {
     let dataRows = 0;
-    for await (const record of source.records) {
-      if (stopSignal.stopped) {
-        stoppedEarly = true;
-        break;
+    reading: for await (const run of source.runs) {
+      for (const record of run) {
+        if (stopSignal.stopped) {
+          stoppedEarly = true;
+          break reading;
+        }
+        if (dataRows++ < skip) {
+          outcome.lastLine = record.line;
+          continue;
+        }
+        outcome.rowsRead++;
+        if (record.values.length !== source.header.length) {
+          batch.refused.push({ record, reason: `has ${record.values.length} columns; the header has ${source.header.length}` });
+        } else {
+          batch.members.push(toMember(columns, record.values));
+          batch.sent.push(record);
+        }
+        batch.lastLine = record.line;
+        if (++batch.size >= req.batchSize) {
+          readProgress();
+          await flush();
+        }
+        if (sendFailure) break reading;
       }
-      if (dataRows++ < skip) {
-        outcome.lastLine = record.line;
-        continue;
-      }
-      outcome.rowsRead++;
-      progress.update({ rowsRead: outcome.rowsRead, bytesRead: source.bytesRead(), totalBytes: source.totalBytes });
-      if (record.values.length !== source.header.length) {
-        batch.refused.push({ record, reason: `has ${record.values.length} columns; the header has ${source.header.length}` });
-      } else {
-        batch.members.push(toMember(columns, record.values));
-        batch.sent.push(record);
-      }
-      batch.lastLine = record.line;
-      if (++batch.size >= req.batchSize) await flush();
-      if (sendFailure) break;
+      // Told once per run of parsed records and before each batch, not per row.
+      readProgress();
     }
     // Ctrl-C: the rows read since the last full batch are not sent, so what was
     // written ends on a batch boundary (a resume reads them again).

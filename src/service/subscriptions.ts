@@ -268,11 +268,17 @@ export function subscribeMembers(ctx: Ctx, subscriptionId: number, input: BulkIn
       });
     stmt(
       ctx.db,
-      `INSERT INTO subscription_members (subscription_id, member_id, status, subscribed_at)
-       SELECT ?, im.member_id, 'subscribed', ? FROM import_members im JOIN members m ON m.member_id = im.member_id
-        WHERE im.import_id = ? AND im.change_type IN ${IMPORTED_CHANGE_TYPES} AND m.account_id = ?
+      // The import's member-id ranges (import_ledger, migration 007), expanded.
+      `WITH RECURSIVE im (member_id, last_id) AS (
+         SELECT first_id, last_id FROM import_ledger WHERE import_id = ? AND change_type IN ${IMPORTED_CHANGE_TYPES}
+         UNION ALL
+         SELECT member_id + 1, last_id FROM im WHERE member_id < last_id
+       )
+       INSERT INTO subscription_members (subscription_id, member_id, status, subscribed_at)
+       SELECT ?, im.member_id, 'subscribed', ? FROM im JOIN members m ON m.member_id = im.member_id
+        WHERE m.account_id = ?
        ON CONFLICT (subscription_id, member_id) DO NOTHING`,
-    ).run(subscriptionId, now, input.import_id, ctx.accountId);
+    ).run(input.import_id, subscriptionId, now, ctx.accountId);
     return true;
   });
 }

@@ -13,6 +13,7 @@ import * as exportsSchema from './003-exports.js';
 import * as subscriptions from './004-subscriptions.js';
 import * as searches from './005-searches.js';
 import * as mailings from './006-mailings.js';
+import * as importLedger from './007-import-ledger.js';
 
 export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '001-spine', sql: spine.sql },
@@ -21,4 +22,5 @@ export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '004-subscriptions', sql: subscriptions.sql },
   { name: '005-searches', sql: searches.sql },
   { name: '006-mailings', sql: mailings.sql },
+  { name: '007-import-ledger', sql: importLedger.sql },
 ];
