@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import type { Api } from '../src/client/api.js';
 import { action, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
-import { collect, collectList, groupIds, memberId, parseIds, subscriptionId } from '../src/cli/resolve.js';
+import { collect, collectList, groupIds, memberId, parseIds, searchId, subscriptionId } from '../src/cli/resolve.js';
 
 const MAILING_COLUMNS = [
   'mailing_id',
@@ -113,6 +113,8 @@ export function numericId(value: string, what: string): number {
 }
 
 const ids = (values: string[] | undefined, flag: string) => (values ? parseIds(values, flag) : undefined);
+const searchIds = async (api: Api, refs: string[] | undefined) =>
+  refs ? Promise.all(refs.map((r) => searchId(api, r))) : undefined;
 
 // ---------------------------------------------------------------- audience flags
 
@@ -129,8 +131,8 @@ const audienceOptions = (cmd: Command) =>
   cmd
     .option('--group <name|id>', 'send to the members of this group (repeatable, or a comma list)', collectList)
     .option('--subscription <name|id>', 'send to the subscribed members of this subscription (repeatable)', collectList)
-    .option('--search <id>', 'send to the members a saved search finds (repeatable)', collectList)
-    .option('--segment <id>', 'send to the members of a segment (repeatable)', collectList)
+    .option('--search <name|id>', 'send to the members a saved search finds (repeatable)', collectList)
+    .option('--segment <name|id>', 'send to the members of a segment (repeatable)', collectList)
     .option('--to <email>', 'send to this address; new addresses become members (repeatable, or a comma list)', collectList)
     .option('--heads-up <email>', 'send a heads-up copy to this address (repeatable, or a comma list)', collectList);
 
@@ -138,8 +140,8 @@ async function audienceBody(api: Api, ctx: RunContext, o: AudienceFlags) {
   return {
     recipient_groups: o.group ? await groupIds(api, ctx, o.group) : undefined,
     recipient_subscriptions: o.subscription ? await Promise.all(o.subscription.map((r) => subscriptionId(api, r))) : undefined,
-    recipient_searches: ids(o.search, '--search'),
-    recipient_segments: ids(o.segment, '--segment'),
+    recipient_searches: await searchIds(api, o.search),
+    recipient_segments: await searchIds(api, o.segment),
     recipient_emails: o.to,
     heads_up_emails: o.headsUp,
   };
@@ -383,8 +385,8 @@ export function register(mailings: Command) {
         .option('--plaintext <file>', 'the plaintext body from FILE (- for stdin)')
         .option('--plaintext-only', 'send the plaintext body only'),
     )
-      .option('--suppress-search <id>', 'keep out the members a saved search finds (repeatable)', collectList)
-      .option('--suppress-segment <id>', 'keep out the members of a segment (repeatable)', collectList)
+      .option('--suppress-search <name|id>', 'keep out the members a saved search finds (repeatable)', collectList)
+      .option('--suppress-segment <name|id>', 'keep out the members of a segment (repeatable)', collectList)
       .option('--suppress-member <id|email>', 'keep out this member (repeatable)', collectList)
       .option('--send-at <datetime>', 'send at this time, e.g. 2026-05-01T09:00:00Z (UTC when no offset is given)')
       .option('--draft', 'keep it as an unapproved draft (status u) until `amsg mailings resume ID`')
@@ -426,8 +428,8 @@ export function register(mailings: Command) {
             send_at: sendAt,
             status: o.draft ? 'u' : undefined,
             ...(await audienceBody(api, ctx, o)),
-            suppressed_searches: ids(o.suppressSearch, '--suppress-search'),
-            suppressed_segments: ids(o.suppressSegment, '--suppress-segment'),
+            suppressed_searches: await searchIds(api, o.suppressSearch),
+            suppressed_segments: await searchIds(api, o.suppressSegment),
             suppressed_member_ids: o.suppressMember ? await Promise.all(o.suppressMember.map((m) => memberId(api, m))) : undefined,
             ...split,
           };
@@ -529,7 +531,7 @@ export function register(mailings: Command) {
         .description("send a mailing's content again (a split test's winner), to a new audience")
         .option('--sender <address>', 'the From address (default: the original sender)'),
     )
-      .option('--suppress-segment <id>', 'keep out the members of a segment (repeatable)', collectList)
+      .option('--suppress-segment <name|id>', 'keep out the members of a segment (repeatable)', collectList)
       .option('--wait', 'wait until the new mailing is sent and print it')
       .option('--timeout <seconds|1h>', 'with --wait: stop waiting after this long (exit 1)')
       .action(
@@ -540,7 +542,7 @@ export function register(mailings: Command) {
           const created = await api.post<{ mailing_id: number }>(`/mailings/${mailingId}`, {
             sender: o.sender,
             ...(await audienceBody(api, ctx, o)),
-            suppression_segments: ids(o.suppressSegment, '--suppress-segment'),
+            suppression_segments: await searchIds(api, o.suppressSegment),
           });
           await createdMailing(ctx, api, created, `Created mailing ${created.mailing_id}, a resend of mailing ${mailingId}.`, !!o.wait, timeout);
         }),

@@ -1,22 +1,13 @@
 import { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { action, examples, UsageError } from '../src/cli/context.js';
-import type { Api } from '../src/client/api.js';
+import { searchId } from '../src/cli/resolve.js';
 
 const SEARCH_COLUMNS = ['search_id', 'name', 'active_count', 'error_count', 'optout_count', 'last_run_at', 'criteria'];
 const SEGMENT_COLUMNS = ['segment_id', 'name', 'active_count', 'error_count', 'optout_count'];
 const MEMBER_COLUMNS = ['member_id', 'email', 'status', 'fields', 'member_since'];
 
 const CRITERIA_HELP = 'the condition list as JSON, @FILE to read it from a file, or - for stdin';
-
-/** A search id for an id or a name (case-insensitive, among live searches). */
-async function searchId(api: Api, ref: string): Promise<number> {
-  if (/^\d+$/.test(ref)) return Number(ref);
-  const searches = await api.get<{ search_id: number; name: string }[]>('/searches', { end: 1_000_000 });
-  const found = searches.find((x) => x.name.toLowerCase() === ref.toLowerCase());
-  if (!found) throw new UsageError(`no search named "${ref}" (see amsg searches list)`);
-  return found.search_id;
-}
 
 /** --criteria: JSON text, @FILE or - (stdin), parsed here so a typo is a usage error before any call. */
 async function readCriteria(arg: string): Promise<unknown> {

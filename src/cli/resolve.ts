@@ -110,6 +110,15 @@ export async function subscriptionId(api: Api, ref: string): Promise<number> {
   return found.subscription_id;
 }
 
+/** A saved search (or segment) id for an id or a name (case-insensitive, among live searches). */
+export async function searchId(api: Api, ref: string): Promise<number> {
+  if (isId(ref)) return Number(ref);
+  const searches = await api.get<{ search_id: number; name: string }[]>('/searches', { end: 1_000_000 });
+  const found = searches.find((x) => x.name.toLowerCase() === ref.toLowerCase());
+  if (!found) throw new UsageError(`no search named "${ref}" (see amsg searches list)`);
+  return found.search_id;
+}
+
 /** A field id for an id or a shortcut name. */
 export async function fieldId(api: Api, ref: string): Promise<number> {
   if (isId(ref)) return Number(ref);
