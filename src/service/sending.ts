@@ -44,17 +44,16 @@ export function advanceMailings(db: Db, clock: Clock, budgetMs: number): boolean
   let first = true;
   for (;;) {
     const now = stamp(clock.now());
-    const due = db
-      .prepare(
-        `SELECT mailing_id, account_id FROM mailings
+    const due = stmt(
+      db,
+      `SELECT mailing_id, account_id FROM mailings
           WHERE split_test_id IS NULL AND (
                 (mailing_status = 'p' AND (send_at IS NULL OR send_at <= ?))
              OR mailing_status IN ('i','s')
              OR (mailing_status = 'w' AND winner_mailing_id IS NULL
                  AND unixepoch(test_sent_at) + test_duration_seconds <= unixepoch(?)))
           ORDER BY mailing_id LIMIT 1`,
-      )
-      .get(now, now) as { mailing_id: number; account_id: number } | undefined;
+    ).get(now, now) as { mailing_id: number; account_id: number } | undefined;
     if (!due) return false;
     // At least one step per call, so a small budget still makes progress.
     if (first) first = false;
