@@ -16,7 +16,7 @@ import { isEmail } from '../api/schema.js';
 import { stamp, type Clock } from './clock.js';
 import type { Ctx } from './context.js';
 import { localActor } from './accounts.js';
-import { coerceValue, FieldCatalog } from './fields.js';
+import { coerceValue, FieldCatalog, type FieldRecord } from './fields.js';
 import { createGroups, groupIdByName, requireGroups } from './groups.js';
 import { normalizePhone, smsColumns, type SmsInput } from './members.js';
 
@@ -309,30 +309,56 @@ interface Existing {
   sms_promotional_status: 'a' | 'o' | null;
 }
 
-/**
- * `{field_id: value}` as JSON text, keys in ascending order as JSON.stringify writes
- * integer keys; without the nulls for a new member. Written by hand because
- * JSON.stringify of an object with integer keys took 2 µs a row, a tenth of an import.
- */
 /** Characters JSON.stringify escapes in a string: quote, backslash, controls, lone surrogates. */
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
-function valuesJson(ids: number[], values: unknown[], withNulls: boolean): string {
-  let order: number[] | undefined;
-  for (let i = 1; i < ids.length; i++)
-    if (ids[i - 1] > ids[i]) {
-      order = ids.map((_, j) => j).sort((a, b) => ids[a] - ids[b]);
-      break;
-    }
+/**
+ * What the rows with one key order do with each key, worked out once per batch: a
+ * row's values land in slots, one per distinct field in ascending field id, so its
+ * JSON is written in one pass with each key's text made once.
+ */
+interface Shape {
+  keys: string[];
+  /** Per key: its field, null for email/sms/groups, undefined for an unknown name. */
+  fields: (FieldRecord | null | undefined)[];
+  /** Per key: its field's slot. */
+  slotOf: number[];
+  /** Per slot: `"12":`, the field id as a JSON key. */
+  jsonKeys: string[];
+  /** Shortcut names of the keys' fields, in key order (a row with no empty value gives them all). */
+  names: string[];
+  /** The current row's stored values, by slot (every slot is written for each row). */
+  scratch: unknown[];
+}
+
+function shapeOf(catalog: FieldCatalog, keys: string[]): Shape {
+  const fields = keys.map((key) => (RESERVED.has(key) ? null : catalog.byName.get(key.toLowerCase())));
+  const ids = [...new Set(fields.filter((f): f is FieldRecord => !!f).map((f) => f.field_id))].sort((a, b) => a - b);
+  return {
+    keys,
+    fields,
+    slotOf: fields.map((f) => (f ? ids.indexOf(f.field_id) : -1)),
+    jsonKeys: ids.map((id) => `"${id}":`),
+    names: fields.filter((f): f is FieldRecord => !!f).map((f) => f.shortcut_name),
+    scratch: ids.map(() => null),
+  };
+}
+
+/**
+ * The current row's `{field_id: value}` as JSON text, keys in ascending order as
+ * JSON.stringify writes integer keys; without the nulls for a new member. Written by
+ * hand because JSON.stringify of an object with integer keys took 2 µs a row.
+ */
+function slotsJson(shape: Shape, withNulls: boolean): string {
+  const { scratch, jsonKeys } = shape;
   let out = '';
-  for (let k = 0; k < ids.length; k++) {
-    const j = order ? order[k] : k;
-    const v = values[j];
+  for (let k = 0; k < scratch.length; k++) {
+    const v = scratch[k];
     if (v === undefined || (v === null && !withNulls)) continue;
     // A string with nothing to escape is its own JSON between quotes (JSON.stringify
     // per value was most of this function's time).
     const json = typeof v === 'string' && !NEEDS_ESCAPE.test(v) ? `"${v}"` : JSON.stringify(v);
-    out += `${out ? ',' : '{'}"${ids[j]}":${json}`;
+    out += (out ? ',' : '{') + jsonKeys[k] + json;
   }
   return out ? `${out}}` : '{}';
 }
@@ -390,56 +416,88 @@ function applyRows(ctx: Ctx, imp: ImportRow, rows: Record<string, unknown>[], c:
   };
 
   // 1. Check and convert every row; a bad row is an error of its own, not the batch's.
-  // Per batch, not per row: each key's field, and each group list's ids (a CSV
-  // group column repeats a few lists over and over).
-  const fieldOf = new Map<string, ReturnType<FieldCatalog['byName']['get']>>();
+  // Per batch, not per row: what each key order does (the rows of a batch nearly
+  // always share one), and each group list's ids (a CSV group column repeats a few
+  // lists over and over).
+  const shapes = new Map<string, Shape>();
+  let shape: Shape | undefined;
   const groupsOf = new Map<string, number[]>();
+  /** Group list arrays seen, by identity: the CLI hands one array to every row with the same list. */
+  const groupsOfList = new Map<unknown, number[]>();
   const prepared: Prepared[] = [];
-  rows.forEach((row, index) => {
+  for (let index = 0; index < rows.length; index++) {
+    const row = rows[index];
     const rawEmail = typeof row.email === 'string' ? row.email.trim() : null;
     try {
       if (!rawEmail || !isEmail(rawEmail))
         throw badRequest(rawEmail ? `"${rawEmail}" is not a valid e-mail address` : 'email is missing');
-      // Field ids and their stored values, in the row's key order (a field named twice
-      // in different case keeps the last value, as an object's key would).
-      const ids: number[] = [];
-      const values: unknown[] = [];
-      const fields: string[] = [];
+      // The row's shape: the last one if its keys are the same, in the same order.
+      let k = 0;
+      if (shape !== undefined)
+        for (const key in row) {
+          if (shape.keys[k] !== key) {
+            k = -1;
+            break;
+          }
+          k++;
+        }
+      if (shape === undefined || k !== shape.keys.length) {
+        const keys: string[] = [];
+        for (const key in row) keys.push(key);
+        const id = keys.join('\u0000');
+        shape = shapes.get(id);
+        if (!shape) shapes.set(id, (shape = shapeOf(catalog, keys)));
+      }
+      // Field values in key order (a field named twice in different case keeps the
+      // last value, as an object's key would), stored by the field's slot.
+      const { keys, fields: fieldOfKey, slotOf } = shape;
+      const slots = shape.scratch;
       let nulls = false;
-      for (const key in row) {
-        if (RESERVED.has(key)) continue;
+      for (let j = 0; j < keys.length; j++) {
+        const field = fieldOfKey[j];
+        if (field === null) continue;
+        const key = keys[j];
+        if (field === undefined) throw badRequest(`unknown field "${key}"`);
         const value = row[key];
-        let field = fieldOf.get(key);
-        if (field === undefined && !fieldOf.has(key)) fieldOf.set(key, (field = catalog.byName.get(key.toLowerCase())));
-        if (!field) throw badRequest(`unknown field "${key}"`);
         const stored = value === null || value === '' ? null : coerceValue(field, value, key);
-        const at = ids.indexOf(field.field_id);
-        if (at === -1) {
-          ids.push(field.field_id);
-          values.push(stored);
-        } else values[at] = stored;
+        slots[slotOf[j]] = stored;
         if (stored === null) nulls = true;
-        else fields.push(field.shortcut_name);
+      }
+      // Shortcut names of the fields given a value: all of them, or the ones not emptied.
+      let fields = shape.names;
+      if (nulls) {
+        fields = [];
+        for (let j = 0; j < keys.length; j++) {
+          const field = fieldOfKey[j];
+          const value = field ? row[keys[j]] : null;
+          if (value !== null && value !== '') fields.push(field!.shortcut_name);
+        }
       }
       const sms = checkSms(row.sms);
       let groups = importGroups;
-      if (!(row.groups === undefined || row.groups === null || row.groups === '')) {
-        // A bad list is not kept, so it fails each row it is in.
-        const key = groupsKey(row.groups);
-        let ids = key === undefined ? undefined : groupsOf.get(key);
-        if (!ids) {
-          const extra = rowGroups(row.groups);
-          ids = extra.length ? [...new Set([...importGroups, ...extra])] : importGroups;
-          if (key !== undefined) groupsOf.set(key, ids);
+      const rowGroupList = row.groups;
+      if (!(rowGroupList === undefined || rowGroupList === null || rowGroupList === '')) {
+        const known = groupsOfList.get(rowGroupList);
+        if (known) groups = known;
+        else {
+          // A bad list is not kept, so it fails each row it is in.
+          const key = groupsKey(rowGroupList);
+          let ids = key === undefined ? undefined : groupsOf.get(key);
+          if (!ids) {
+            const extra = rowGroups(rowGroupList);
+            ids = extra.length ? [...new Set([...importGroups, ...extra])] : importGroups;
+            if (key !== undefined) groupsOf.set(key, ids);
+          }
+          groups = ids;
+          if (typeof rowGroupList === 'object' && groupsOfList.size < 1000) groupsOfList.set(rowGroupList, ids);
         }
-        groups = ids;
       }
-      const patch = valuesJson(ids, values, true);
+      const patch = slotsJson(shape, true);
       prepared.push({
         index,
         email: rawEmail.toLowerCase(),
         values: patch,
-        fresh: nulls ? valuesJson(ids, values, false) : patch,
+        fresh: nulls ? slotsJson(shape, false) : patch,
         fields,
         sms,
         groups,
@@ -447,7 +505,7 @@ function applyRows(ctx: Ctx, imp: ImportRow, rows: Record<string, unknown>[], c:
     } catch (err) {
       rowError(index, rawEmail, err);
     }
-  });
+  }
 
   // 2. Who already exists, and who this import has already seen (a duplicate).
   const existing = new Map<string, Existing>();
@@ -509,20 +567,57 @@ function applyRows(ctx: Ctx, imp: ImportRow, rows: Record<string, unknown>[], c:
   }
   insertMembers(ctx, now, fresh);
 
+  // Who joins which group: the members added by this batch apart, since they can be
+  // in no group yet (checked below), so their memberships need no RETURNING.
   const joins = new Map<number, number[]>();
+  const joinsFresh = new Map<number, number[]>();
+  let lastFields: string[] | undefined;
   for (const r of records) {
     if (r.change === 's') continue;
     if (r.sms) setColumns(ctx, r.id, r.sms);
-    for (const f of r.p.fields) c.fields.add(f);
+    // Rows of one shape share their list of field names.
+    if (r.p.fields !== lastFields) for (const f of (lastFields = r.p.fields)) c.fields.add(f);
+    const to = r.change === 'a' ? joinsFresh : joins;
     for (const g of r.p.groups) {
-      let list = joins.get(g);
-      if (!list) joins.set(g, (list = []));
+      let list = to.get(g);
+      if (!list) to.set(g, (list = []));
       list.push(r.id);
     }
   }
 
-  // 4. Memberships, one statement per group; RETURNING says who is new in it.
+  // 4. Memberships, one statement per group; RETURNING says who is new in it. When no
+  // membership names an id in the range of the batch's new members (none can: their
+  // ids are new, and deleting a member deletes its memberships), every one of theirs
+  // is new, and their statements need no RETURNING (about 0.6 µs a row).
   const joined = new Set<number>();
+  let freshJoinAll = false;
+  if (joinsFresh.size) {
+    let lo = fresh[0].id;
+    let hi = lo;
+    for (const r of fresh) {
+      if (r.id < lo) lo = r.id;
+      if (r.id > hi) hi = r.id;
+    }
+    freshJoinAll = !stmt(db, 'SELECT EXISTS (SELECT 1 FROM group_members WHERE member_id BETWEEN ? AND ?)')
+      .pluck()
+      .get(lo, hi);
+    if (freshJoinAll)
+      for (const [groupId, memberIds] of joinsFresh) {
+        const added = stmt(
+          db,
+          `INSERT OR IGNORE INTO group_members (member_group_id, member_id, added_at)
+           SELECT ?, value, ? FROM json_each(?)`,
+        ).run(groupId, now, JSON.stringify(memberIds)).changes;
+        if (added !== memberIds.length) throw new Error('import: a new member was already in a group');
+        c.byGroup[groupId] = (c.byGroup[groupId] ?? 0) + added;
+      }
+    else
+      for (const [groupId, memberIds] of joinsFresh) {
+        const list = joins.get(groupId);
+        if (list) list.push(...memberIds);
+        else joins.set(groupId, memberIds);
+      }
+  }
   for (const [groupId, memberIds] of joins) {
     const added = stmt(
       db,
@@ -540,7 +635,8 @@ function applyRows(ctx: Ctx, imp: ImportRow, rows: Record<string, unknown>[], c:
   // ids, so a batch is usually one or a few ledger rows, written in one statement.
   const byKind = new Map<string, number[]>();
   for (const r of records) {
-    const key = r.change + (joined.has(r.id) ? '1' : '0');
+    const inGroup = freshJoinAll && r.change === 'a' ? r.p.groups.length > 0 : joined.has(r.id);
+    const key = r.change + (inGroup ? '1' : '0');
     let ids = byKind.get(key);
     if (!ids) byKind.set(key, (ids = []));
     ids.push(r.id);
