@@ -12,13 +12,14 @@
 //
 // The CSV has email, first_name, last_name, city, birthday (date), score (numeric) and
 // group_name (four groups), with fields of matching types in the amsg database.
-import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { median, timed, writeMembersCsv } from './common.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 // AMSG_BENCH_BIN: measure another build (e.g. one made with `node scripts/build.js --outdir DIR/dist`).
@@ -26,7 +27,6 @@ const BIN = process.env.AMSG_BENCH_BIN ?? join(ROOT, 'bin', 'amsg.js');
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 1_000_000);
 const RUNS = Number(process.env.BENCH_IMPORT_RUNS ?? 3);
 const SQLITE3 = ['/usr/bin/sqlite3', '/usr/local/bin/sqlite3'].find(existsSync);
-const GNU_TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
 
 if (!existsSync(join(BIN, '..', '..', 'dist', 'main.js'))) {
   console.error('bench: dist/ is missing: run `npm run build` first');
@@ -36,37 +36,7 @@ const TMP = mkdtempSync(join(tmpdir(), 'amsg-bench-import-'));
 process.on('exit', () => rmSync(TMP, { recursive: true, force: true }));
 process.once('SIGINT', () => process.exit(130));
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const say = (m) => process.stderr.write(`bench: ${m}\n`);
-
-async function writeCsv(file, rows) {
-  const out = createWriteStream(file);
-  const cities = ['Oslo', 'Bergen', 'London', 'Paris', 'Berlin', 'New York', 'Tokyo', 'Lisbon'];
-  const groups = ['Newsletter', 'Customers', 'VIP', 'Leads'];
-  out.write('email,first_name,last_name,city,birthday,score,group_name\n');
-  let buf = '';
-  for (let i = 0; i < rows; i++) {
-    const day = `${1950 + (i % 50)}-${String(1 + (i % 12)).padStart(2, '0')}-${String(1 + (i % 28)).padStart(2, '0')}`;
-    buf += `user${i}@example.com,First${i},Last${i % 997},${cities[i % 8]},${day},${((i * 7) % 1000) / 10},${groups[i % 4]}\n`;
-    if (buf.length > 1 << 20) {
-      if (!out.write(buf)) await once(out, 'drain');
-      buf = '';
-    }
-  }
-  out.end(buf);
-  await once(out, 'finish');
-}
-
-/** Runs a command; answers wall ms and (with GNU time) peak RSS in MB. */
-function timed(cmd, args, env = {}) {
-  const full = GNU_TIME ? [GNU_TIME, ['-f', 'maxrss=%M', cmd, ...args]] : [cmd, args];
-  const t = process.hrtime.bigint();
-  const r = spawnSync(full[0], full[1], { env: { ...process.env, ...env }, encoding: 'utf8', maxBuffer: 64 << 20 });
-  const ms = Number(process.hrtime.bigint() - t) / 1e6;
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr.slice(-2000)}`);
-  const m = /maxrss=(\d+)/.exec(r.stderr);
-  return { ms, rssMb: m ? Number(m[1]) / 1024 : undefined, stdout: r.stdout };
-}
 
 function amsg(db, ...args) {
   return timed(process.execPath, [BIN, ...args, '-q'], { AMSG_DB: db, AMSG_BASE_URL: '', AMSG_QUIET: '1' });
@@ -117,9 +87,9 @@ async function serveImport(csv) {
 
 const csv = join(TMP, `members-${ROWS}.csv`);
 say(`writing a ${ROWS.toLocaleString('en-US')}-member CSV`);
-await writeCsv(csv, ROWS);
+await writeMembersCsv(csv, ROWS);
 const small = join(TMP, 'members-100000.csv');
-if (ROWS > 100_000) await writeCsv(small, 100_000);
+if (ROWS > 100_000) await writeMembersCsv(small, 100_000);
 
 const anchor = [];
 const first = [];

@@ -12,18 +12,16 @@
 //   node bench/send.js          (after `npm run build`)
 //   BENCH_SEND_ROWS=20000 BENCH_SEND_RUNS=1 node bench/send.js    (quick)
 //   AMSG_BENCH_BIN=/tmp/x/bin/amsg.js node bench/send.js            (a private build)
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeMembersCsv } from './members-csv.js';
+import { measuresRss, median, timed, writeMembersCsv } from './common.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = process.env.AMSG_BENCH_BIN ?? join(ROOT, 'bin', 'amsg.js');
 const ROWS = Number(process.env.BENCH_SEND_ROWS ?? 100_000);
 const RUNS = Number(process.env.BENCH_SEND_RUNS ?? 3);
-const GNU_TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
 
 if (!existsSync(join(BIN, '..', '..', 'dist', 'main.js'))) {
   console.error('bench: dist/ is missing: run `npm run build` first');
@@ -33,18 +31,7 @@ const TMP = mkdtempSync(join(tmpdir(), 'amsg-bench-send-'));
 process.on('exit', () => rmSync(TMP, { recursive: true, force: true }));
 process.once('SIGINT', () => process.exit(130));
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const say = (m) => process.stderr.write(`bench: ${m}\n`);
-
-function timed(cmd, args, env = {}) {
-  const full = GNU_TIME ? [GNU_TIME, ['-f', 'maxrss=%M', cmd, ...args]] : [cmd, args];
-  const t = process.hrtime.bigint();
-  const r = spawnSync(full[0], full[1], { env: { ...process.env, ...env }, encoding: 'utf8', maxBuffer: 64 << 20 });
-  const ms = Number(process.hrtime.bigint() - t) / 1e6;
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr.slice(-2000)}`);
-  const m = /maxrss=(\d+)/.exec(r.stderr);
-  return { ms, rssMb: m ? Number(m[1]) / 1024 : undefined, stdout: r.stdout };
-}
 
 const amsg = (db, ...args) => timed(process.execPath, [BIN, ...args], { AMSG_DB: db, AMSG_BASE_URL: '', AMSG_QUIET: '1' });
 
@@ -97,5 +84,5 @@ console.log(`\nsending a personalized mailing to ${ROWS.toLocaleString('en-US')}
 console.log(md(['Figure', 'Baseline (median)', 'amsg (median)', 'Ratio', 'Goal', 'Result']));
 console.log(md(['---', '---', '---', '---', '---', '---']));
 console.log(md(['local send (mailings create --wait)', `import of the same members: ${fmt(imp)}`, fmt(send), `${(send / imp).toFixed(2)}×`, '≤ 1.0×', send / imp <= 1 ? 'pass' : 'FAIL']));
-if (GNU_TIME) console.log(`\npeak RSS of the send: ${median(rss).toFixed(0)} MB (goal ≤ 250 MB): ${median(rss) <= 250 ? 'pass' : 'FAIL'}`);
+if (measuresRss) console.log(`\npeak RSS of the send: ${median(rss).toFixed(0)} MB (goal ≤ 250 MB): ${median(rss) <= 250 ? 'pass' : 'FAIL'}`);
 else console.log('\npeak RSS: /usr/bin/time is missing; not measured');
