@@ -9,6 +9,7 @@
  * schemas that say exactly those rules is shorter than adapting a general library.
  */
 import { ApiError } from './errors.js';
+import { stamp } from '../service/clock.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -96,6 +97,20 @@ export const oneOf = <const T extends string>(values: readonly T[]) =>
 
 /** Any JSON value, checked only by the handler (e.g. member field values, typed per field). */
 export const any = () => schema<unknown>({}, (v) => v);
+
+/**
+ * A date-time in a body: ISO 8601 (an offset or Z, or none for UTC) or the service's
+ * own `@D:YYYY-MM-DDThh:mm:ss`. Answers the stored form (UTC 'YYYY-MM-DDThh:mm:ss.ffffff').
+ */
+export const dateTime = () =>
+  schema<string>({ type: 'string', format: 'date-time' }, (v, path) => {
+    const text = typeof v === 'string' ? v.replace(/^@D:/, '') : '';
+    const withZone = /(Z|[+-]\d{2}:?\d{2})$/i.test(text) ? text : `${text}Z`;
+    const date = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?/.test(text) ? new Date(withZone) : new Date(NaN);
+    if (Number.isNaN(date.getTime()))
+      throw invalid(path, `must be a date-time such as 2026-05-01T09:00:00Z or @D:2026-05-01T09:00:00, got ${JSON.stringify(v)}`);
+    return stamp(date);
+  });
 
 // ---------------------------------------------------------------- text inputs (path and query)
 

@@ -29,7 +29,6 @@ import {
   validateTemplates,
   type RenderValues,
   type TagProblem,
-  type TemplatePart,
 } from './personalization.js';
 
 export const MAILING_TYPES = ['m', 't', 'r', 's', 'c'] as const;
@@ -685,7 +684,8 @@ export function changeStatus(ctx: Ctx, mailingId: number, word: StatusWord): Mai
 const resumedStatus = (m: MailingRow): MailingStatus =>
   m.test_sent_at !== null && m.winner_mailing_id === null ? 'w' : 'p';
 
-function setStatus(ctx: Ctx, m: MailingRow, to: MailingStatus) {
+/** Moves a mailing and its split-test variants (which follow the test) to a status. */
+export function setStatus(ctx: Ctx, m: Pick<MailingRow, 'mailing_id'>, to: MailingStatus) {
   stmt(ctx.db, 'UPDATE mailings SET mailing_status = ? WHERE mailing_id = ? OR split_test_id = ?').run(to, m.mailing_id, m.mailing_id);
 }
 
@@ -876,4 +876,3 @@ export function declareWinner(ctx: Ctx, mailingId: number, winnerId: number): tr
   });
 }
 
-export type { TemplatePart };

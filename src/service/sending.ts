@@ -29,7 +29,7 @@ import { localActor } from './accounts.js';
 import { FieldCatalog } from './fields.js';
 import { searchMembersSql } from './searches.js';
 import { missingRequiredTags } from './personalization.js';
-import { audienceOf, declareWinner, mailingRow, variantResults, variantsOf, type MailingRow } from './mailings.js';
+import { audienceOf, declareWinner, mailingRow, setStatus, variantResults, variantsOf, type MailingRow } from './mailings.js';
 
 /** Recipients built into messages per transaction. */
 const BUILD_BATCH = 10_000;
@@ -93,10 +93,6 @@ function step(ctx: Ctx, mailingId: number) {
         return autoWinner(ctx, m);
     }
   });
-}
-
-function setStatus(ctx: Ctx, m: MailingRow, to: string) {
-  stmt(ctx.db, 'UPDATE mailings SET mailing_status = ? WHERE mailing_id = ? OR split_test_id = ?').run(to, m.mailing_id, m.mailing_id);
 }
 
 function fail(ctx: Ctx, mailingId: number, message: string) {

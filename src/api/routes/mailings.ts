@@ -3,7 +3,6 @@ import { route } from '../route.js';
 import * as enc from '../encode.js';
 import * as menc from '../mailing-encode.js';
 import { ApiError } from '../errors.js';
-import { stamp } from '../../service/clock.js';
 import * as mailings from '../../service/mailings.js';
 import * as triggers from '../../service/triggers.js';
 import * as engagement from '../../service/engagement.js';
@@ -13,23 +12,6 @@ import { MAILING_STATUSES, MAILING_TYPES, MESSAGE_TYPES, STATUS_WORDS } from '..
 const mailingId = s.object({ mailing_id: s.idText() });
 const ids = () => s.optional(s.array(s.id()));
 const emails = (opts: { min?: number } = {}) => s.array(s.email(), opts);
-
-/**
- * A date-time in a body: ISO 8601 (an offset or Z, or none for UTC) or the
- * service's own `@D:YYYY-MM-DDThh:mm:ss`. Answers the stored form.
- */
-const dateTime = () => ({
-  ...s.string(),
-  json: () => ({ type: 'string', format: 'date-time' }),
-  parse(v: unknown, path: string): string {
-    const text = typeof v === 'string' ? v.replace(/^@D:/, '') : '';
-    const withZone = /(Z|[+-]\d{2}:?\d{2})$/i.test(text) ? text : `${text}Z`;
-    const date = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?/.test(text) ? new Date(withZone) : new Date(NaN);
-    if (Number.isNaN(date.getTime()))
-      throw s.invalid(path, `must be a date-time such as 2026-05-01T09:00:00Z or @D:2026-05-01T09:00:00, got ${JSON.stringify(v)}`);
-    return stamp(date);
-  },
-});
 
 const recipients = {
   recipient_groups: ids(),
@@ -86,7 +68,7 @@ export const mailingRoutes = [
       plaintext: s.optional(s.string()),
       plaintext_only: s.optional(s.boolean()),
       mailing_type: s.optional(s.oneOf(['m', 't', 's', 'c'])),
-      send_at: s.optional(s.nullable(dateTime())),
+      send_at: s.optional(s.nullable(s.dateTime())),
       status: s.optional(s.oneOf(['p', 'u'])),
       ...recipients,
       recipient_member_ids: ids(),
@@ -343,7 +325,7 @@ export const mailingRoutes = [
       event_type: s.oneOf(triggers.TRIGGER_EVENT_TYPES),
       field_id: s.optional(s.nullable(s.id())),
       push_offset: s.optional(s.int({ min: 0 })),
-      start_ts: s.optional(dateTime()),
+      start_ts: s.optional(s.dateTime()),
       signups: s.optional(s.nullable(s.array(s.id()))),
     }),
     returns: 'integer trigger id',
