@@ -35,14 +35,15 @@ const outdir = outIndex > 0 ? process.argv[outIndex + 1] : `${root}/dist`;
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
   absWorkingDir: root,
-  entryPoints: { main: 'src/cli/main.ts' },
+  // The import writer's thread is an entry of its own: a worker is started from a file.
+  entryPoints: { main: 'src/cli/main.ts', 'import-writer-thread': 'src/service/import-writer-thread.ts' },
   outdir,
   bundle: true,
   splitting: true,
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  minify: true,
+  minify: !process.env.NOMIN,
   // The native addon is loaded by path at run time (src/store/db.ts).
   // react-devtools-core is Ink's optional debugging hook (loaded only with DEV=true).
   external: ['*.node', 'react-devtools-core'],

@@ -6,6 +6,7 @@ import { openDb, type Db } from '../store/db.js';
 import { clockFromEnv, type Clock } from '../service/clock.js';
 import { initialize, isInitialized, localActor, type InitResult } from '../service/accounts.js';
 import { advanceJobs } from '../service/jobs.js';
+import { ImportWriter } from '../service/import-writer.js';
 import type { Actor } from '../service/context.js';
 import { ApiError } from './errors.js';
 import { Router } from './router.js';
@@ -16,6 +17,8 @@ export interface LocalService {
   actor: Actor;
   /** Runs due jobs (imports, mailing sends) for up to budgetMs; answers whether work is left. */
   advanceJobs(budgetMs: number): boolean;
+  /** Stops the import writer's thread, if it started, and closes the database. */
+  close(): Promise<void>;
 }
 
 /** Opens an initialized database as its account's owner. */
@@ -25,11 +28,16 @@ export function openLocal(file: string, accountId: number, clock: Clock = clockF
     db.close();
     throw new ApiError(404, `the database ${file} is not set up: run \`amsg init\``);
   }
+  const importWriter = ImportWriter.for(file);
   return {
     db,
-    router: new Router(db, clock),
+    router: new Router(db, clock, undefined, importWriter),
     actor: localActor(db, accountId),
     advanceJobs: (budgetMs) => advanceJobs(db, clock, budgetMs),
+    close: async () => {
+      await importWriter?.close();
+      db.close();
+    },
   };
 }
 

@@ -2,6 +2,7 @@ import { addRoute, createRouter, findRoute, type RouterContext } from 'rou3';
 import type { Db } from '../store/db.js';
 import type { Clock } from '../service/clock.js';
 import type { Actor, Ctx } from '../service/context.js';
+import type { ImportWriter } from '../service/import-writer.js';
 import { accountAccessible } from '../service/accounts.js';
 import { ApiError } from './errors.js';
 import { idText, invalid, object } from './schema.js';
@@ -57,6 +58,8 @@ export class Router {
     readonly db: Db,
     readonly clock: Clock,
     readonly routes: Route[] = ROUTES,
+    /** Writes streamed-import batches on its own thread (none: they are written here). */
+    readonly importWriter?: ImportWriter,
   ) {
     for (const route of routes) {
       const names: string[] = [];
@@ -114,12 +117,13 @@ export class Router {
   }
 
   private context(actor: Actor, accountText: string | undefined): Ctx {
-    if (accountText === undefined) return { db: this.db, clock: this.clock, actor, accountId: actor.account_id };
+    if (accountText === undefined)
+      return { db: this.db, clock: this.clock, actor, accountId: actor.account_id, importWriter: this.importWriter };
     const accountId = ACCOUNT_ID.parse(accountText, 'account_id');
     // Another account's id answers as if it did not exist: a key never learns what
     // accounts there are beyond its own reach.
     if (!accountAccessible(this.db, actor, accountId)) throw new ApiError(404, `account ${accountId} not found`);
-    return { db: this.db, clock: this.clock, actor, accountId };
+    return { db: this.db, clock: this.clock, actor, accountId, importWriter: this.importWriter };
   }
 
   private allowedMethods(path: string): string[] {

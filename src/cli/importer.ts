@@ -126,7 +126,11 @@ export function mapColumns(header: string[], fieldNames: string[], map: Record<s
  */
 const groupLists = new Map<string, string[]>();
 
-/** A record to the member object the service takes; empty cells leave values as they are. */
+/**
+ * A record to the member object of the spec's POST /members (for a service without
+ * streamed imports, which take the CSV rows as they are); empty cells leave values
+ * as they are, as the streamed import's CSV rows do.
+ */
 function toMember(columns: Column[], values: string[]): Record<string, unknown> {
   const member: Record<string, unknown> = {};
   for (const c of columns) {
@@ -195,17 +199,20 @@ class ErrorsFile {
 
 /** Rows read together and sent in one call, with the ones refused before sending. */
 interface Batch {
-  members: Record<string, unknown>[];
-  /** The record of each member, by position. */
+  /** The values of each row sent, in header order (the CSV rows of the streamed import). */
+  rows: string[][];
+  /** The record of each row sent, by position. */
   sent: CsvRecord[];
   /** Rows the CLI refused itself (their column count). */
   refused: { record: CsvRecord; reason: string }[];
   /** Every row of the batch, sent or refused. */
   size: number;
   lastLine: number;
+  /** The rows of the file before the batch, less those a resume skipped, as the import counts them (set when it is sent). */
+  offset?: number;
 }
 
-const newBatch = (): Batch => ({ members: [], sent: [], refused: [], size: 0, lastLine: 0 });
+const newBatch = (): Batch => ({ rows: [], sent: [], refused: [], size: 0, lastLine: 0 });
 
 type RowErrors = { index: number; error: string }[];
 
@@ -218,13 +225,19 @@ interface Target {
 }
 
 /** A dry run: every batch through the service's rules, nothing written. */
-function dryRunTarget(api: Api, options: () => Promise<Record<string, unknown>>, outcome: ImportOutcome): Target {
+function dryRunTarget(
+  api: Api,
+  columns: string[],
+  options: () => Promise<Record<string, unknown>>,
+  outcome: ImportOutcome,
+): Target {
   const dry = { received: 0, added: 0, updated: 0, duplicates: 0, skipped: 0 };
   return {
     async send(batch) {
-      if (!batch.members.length) return [];
+      if (!batch.rows.length) return [];
       const r = await api.post<typeof dry & { errors: RowErrors }>('/members/imports/validate', {
-        members: batch.members,
+        columns,
+        rows: batch.rows,
         ...(await options()),
       });
       for (const k of Object.keys(dry) as (keyof typeof dry)[]) dry[k] += r[k];
@@ -245,6 +258,7 @@ function dryRunTarget(api: Api, options: () => Promise<Record<string, unknown>>,
  */
 function streamTarget(
   api: Api,
+  columns: string[],
   options: () => Promise<Record<string, unknown>>,
   outcome: ImportOutcome,
   progress: ImportProgress,
@@ -256,24 +270,29 @@ function streamTarget(
     progress.update({ importId: id });
   };
   if (resume !== undefined) opened(resume);
-  const open = async () => {
-    if (importId === undefined) {
-      try {
-        importId = (await api.post<{ import_id: number }>('/members/imports', await options())).import_id;
-      } catch (err) {
-        if (isMissingRoute(err)) throw new NoStreamedImports();
-        throw err;
+  // Opened once, whichever batch asks first (two may be in flight).
+  let opening: Promise<number> | undefined;
+  const open = () =>
+    (opening ??= (async () => {
+      if (importId === undefined) {
+        try {
+          importId = (await api.post<{ import_id: number }>('/members/imports', await options())).import_id;
+        } catch (err) {
+          if (isMissingRoute(err)) throw new NoStreamedImports();
+          throw err;
+        }
+        opened(importId);
       }
-      opened(importId);
-    }
-    return importId;
-  };
+      return importId;
+    })());
   return {
     async send(batch) {
       const id = await open();
       const r = await api.post<{ errors: RowErrors }>(`/members/imports/${id}/rows`, {
-        members: batch.members,
+        columns,
+        rows: batch.rows,
         ...(batch.refused.length ? { rejected: batch.refused.length } : {}),
+        offset: batch.offset,
       });
       return r.errors;
     },
@@ -289,6 +308,7 @@ function streamTarget(
 /** A service without streamed imports: the spec's POST /members, one import record per batch. */
 function jobsTarget(
   api: Api,
+  columns: Column[],
   options: () => Promise<Record<string, unknown>>,
   outcome: ImportOutcome,
   progress: ImportProgress,
@@ -297,8 +317,9 @@ function jobsTarget(
   const jobs: number[] = [];
   return {
     async send(batch) {
-      if (!batch.members.length) return [];
-      const r = await api.post<{ import_id: number }>('/members', { members: batch.members, ...(await options()) });
+      if (!batch.rows.length) return [];
+      const members = batch.rows.map((values) => toMember(columns, values));
+      const r = await api.post<{ import_id: number }>('/members', { members, ...(await options()) });
       jobs.push(r.import_id);
       progress.update({ importId: r.import_id });
       return [];
@@ -331,6 +352,9 @@ export async function runImport(
   const source: CsvSource = await openCsv(req.file, { delimiter: req.delimiter });
   const fieldNames = (await api.get<{ shortcut_name: string }[]>('/fields')).map((f) => f.shortcut_name);
   const columns = mapColumns(source.header, fieldNames, req.map);
+  // Every column of the header maps to something (mapColumns refuses the rest), so
+  // the rows go as they were read, under their targets.
+  const targets = columns.map((c) => c.target);
   stopSignal.onStop = () => source.stop();
   const outcome: ImportOutcome = {
     imports: [],
@@ -341,9 +365,9 @@ export async function runImport(
     interrupted: false,
     lastLine: 1,
   };
-  let resolved: Record<string, unknown> | undefined;
-  const options = async () =>
-    (resolved ??= await (async () => {
+  let resolved: Promise<Record<string, unknown>> | undefined;
+  const options = () =>
+    (resolved ??= (async () => {
       const groupIds = await req.groups();
       return {
         group_ids: groupIds.length ? groupIds : undefined,
@@ -356,7 +380,7 @@ export async function runImport(
   let skip = 0;
   let target: Target;
   if (req.dryRun) {
-    target = dryRunTarget(api, options, outcome);
+    target = dryRunTarget(api, targets, options, outcome);
     progress.update({ dryRun: true });
   } else if (req.resume !== undefined) {
     const current = await api.get<{ mode: string; status: string; num_members: number }>(`/members/imports/${req.resume}`);
@@ -364,8 +388,8 @@ export async function runImport(
     if (current.status === 'o') throw new CsvError(`import ${req.resume} is already finished`);
     skip = current.num_members;
     note(`resuming import ${req.resume}: skipping the ${skip} rows it already has`);
-    target = streamTarget(api, options, outcome, progress, req.resume);
-  } else target = streamTarget(api, options, outcome, progress);
+    target = streamTarget(api, targets, options, outcome, progress, req.resume);
+  } else target = streamTarget(api, targets, options, outcome, progress);
 
   const errors = new ErrorsFile(req.errorsOut, source.header);
   const reject = async (line: number, values: string[], reason: string) => {
@@ -375,52 +399,70 @@ export async function runImport(
     progress.update({ rejected: outcome.rejectedCount });
   };
 
-  /** Sends a batch, then reports its refused rows in line order, the CLI's and the service's together. */
-  const send = async (batch: Batch) => {
-    let serviceErrors: RowErrors;
-    try {
-      serviceErrors = await target.send(batch);
-    } catch (err) {
-      // The spec's service has no streamed imports: fall back to its POST /members.
-      if (!(err instanceof NoStreamedImports)) throw err;
-      note(`the service has no streamed imports: sending ${req.batchSize}-row batches with POST /members, one import record per batch`);
-      target = jobsTarget(api, options, outcome, progress, req.wait);
-      serviceErrors = await target.send(batch);
-    }
+  /** Reports a batch's refused rows in line order, the CLI's and the service's together. */
+  const report = async (batch: Batch, serviceErrors: RowErrors) => {
     const refused = [
       ...batch.refused.map((r) => ({ line: r.record.line, values: r.record.values, reason: r.reason })),
       ...serviceErrors.map((e) => ({ line: batch.sent[e.index].line, values: batch.sent[e.index].values, reason: e.error })),
     ].sort((a, b) => a.line - b.line);
     for (const r of refused) await reject(r.line, r.values, r.reason);
-    outcome.rowsSent += batch.members.length;
+    outcome.rowsSent += batch.rows.length;
     outcome.lastLine = batch.lastLine;
     progress.update({ rowsSent: outcome.rowsSent });
   };
 
-  // Reading runs one batch ahead of sending: the next batch is parsed while the
-  // previous one is applied. A failed send is held until the loop looks at it, so it
-  // is never an unhandled rejection while the next batch is being read.
-  let inFlight: Promise<void> = Promise.resolve();
+  /** Sends a batch; answers the rows the service refused. */
+  const request = async (batch: Batch): Promise<RowErrors> => {
+    try {
+      return await target.send(batch);
+    } catch (err) {
+      // The spec's service has no streamed imports: fall back to its POST /members.
+      if (!(err instanceof NoStreamedImports)) throw err;
+      note(`the service has no streamed imports: sending ${req.batchSize}-row batches with POST /members, one import record per batch`);
+      target = jobsTarget(api, columns, options, outcome, progress, req.wait);
+      return target.send(batch);
+    }
+  };
+
+  // Reading runs ahead of sending: the next batch is parsed while the ones before it
+  // are applied. Where calls reach the service in the order they are made (local
+  // mode), two batches are in flight, so the service has the next one as soon as it
+  // is done with one; each carries its offset, so none is applied after one before it
+  // failed. Answers are reported in batch order. A failed send is held until the loop
+  // looks at it, so it is never an unhandled rejection while the next batch is read.
+  const depth = api.transport.keepsOrder ? 2 : 1;
+  const inFlight: Promise<void>[] = [];
+  let reported: Promise<void> = Promise.resolve();
   let sendFailure: { error: unknown } | undefined;
-  const settle = async () => {
-    await inFlight;
+  const settle = async (keep: number) => {
+    while (inFlight.length > keep) await inFlight.shift();
     if (sendFailure) throw sendFailure.error;
   };
   // Whether Ctrl-C left rows of the file unsent (a stop after the last batch went changes nothing).
   let stoppedEarly = false;
   let batch = newBatch();
+  /** Rows of the file the import has before the next batch (num_members, when it is streamed). */
+  let offset = skip;
   const flush = async () => {
     const sending = batch;
     batch = newBatch();
-    await settle();
-    // Ctrl-C while this batch waited for the one before: it is not sent either.
+    await settle(depth - 1);
+    // Ctrl-C while this batch waited for the ones before: it is not sent either.
     if (stopSignal.stopped) {
       stoppedEarly = true;
       return;
     }
-    inFlight = send(sending).catch((error: unknown) => {
-      sendFailure = { error };
-    });
+    sending.offset = offset;
+    offset += sending.size;
+    const answer = request(sending);
+    answer.catch(() => {});
+    const done = reported.then(() => answer).then((errors) => report(sending, errors));
+    reported = done.catch(() => {});
+    inFlight.push(
+      done.catch((error: unknown) => {
+        sendFailure ??= { error };
+      }),
+    );
   };
   const readProgress = () =>
     progress.update({ rowsRead: outcome.rowsRead, bytesRead: source.bytesRead(), totalBytes: source.totalBytes });
@@ -441,7 +483,7 @@ export async function runImport(
         if (record.values.length !== source.header.length) {
           batch.refused.push({ record, reason: `has ${record.values.length} columns; the header has ${source.header.length}` });
         } else {
-          batch.members.push(toMember(columns, record.values));
+          batch.rows.push(record.values);
           batch.sent.push(record);
         }
         batch.lastLine = record.line;
@@ -458,10 +500,10 @@ export async function runImport(
     // written ends on a batch boundary (a resume reads them again).
     if (batch.size && stopSignal.stopped) stoppedEarly = true;
     else if (batch.size) await flush();
-    await settle();
+    await settle(0);
   } catch (err) {
     failure = err as Error;
-    await inFlight;
+    await Promise.all(inFlight);
   }
   outcome.interrupted = stoppedEarly && !failure;
   await errors.close();

@@ -26,6 +26,8 @@ export class LocalTransport implements Transport {
 
   readonly runsJobs = true;
 
+  readonly keepsOrder = true;
+
   private async open(): Promise<LocalService> {
     if (!this.service) {
       // Checked here, not in openLocal, because a missing file means the service
@@ -67,8 +69,9 @@ export class LocalTransport implements Transport {
   }
 
   async close() {
-    this.service?.db.close();
+    const service = this.service;
     this.service = undefined;
+    await service?.close();
   }
 }
 

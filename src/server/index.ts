@@ -2,6 +2,7 @@ import { openDb } from '../store/db.js';
 import { clockFromEnv } from '../service/clock.js';
 import { initialize } from '../service/accounts.js';
 import { advanceJobs } from '../service/jobs.js';
+import { ImportWriter } from '../service/import-writer.js';
 import { startServer, type RunningServer } from './server.js';
 
 export interface ServeRequest {
@@ -19,7 +20,8 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
   const db = openDb(req.db);
   const clock = clockFromEnv();
   const init = initialize(db, clock);
-  const running = await startServer({ db, clock, host: req.host, port: req.port, rateLimit: req.rateLimit });
+  const importWriter = ImportWriter.for(req.db);
+  const running = await startServer({ db, clock, host: req.host, port: req.port, rateLimit: req.rateLimit, importWriter });
   // Due jobs run in the background, in short slices so requests are not held up.
   let timer: NodeJS.Timeout | undefined;
   const tick = () => {
@@ -34,6 +36,7 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
     close: async () => {
       clearTimeout(timer);
       await running.close();
+      await importWriter?.close();
       db.close();
     },
   };

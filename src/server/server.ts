@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Db } from '../store/db.js';
 import type { Clock } from '../service/clock.js';
+import type { ImportWriter } from '../service/import-writer.js';
 import { authenticate } from '../service/accounts.js';
 import { memo } from '../store/memo.js';
 import { Router, type ApiRequest, type ApiResponse } from '../api/router.js';
@@ -19,6 +20,8 @@ export interface ServeOptions {
   port?: number;
   /** Requests per API key per minute; 0 or undefined means no limit. */
   rateLimit?: number;
+  /** Writes streamed-import batches on its own thread. */
+  importWriter?: ImportWriter;
 }
 
 export interface RunningServer {
@@ -115,7 +118,7 @@ function credentials(header: string | undefined): [string, string] | undefined {
 
 /** The service on HTTP: Basic auth with key pairs, JSON bodies whatever the Content-Type, JSON errors. */
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
-  const router = new Router(opts.db, opts.clock);
+  const router = new Router(opts.db, opts.clock, undefined, opts.importWriter);
   const limiter = opts.rateLimit ? new RateLimiter(opts.rateLimit) : undefined;
   const openapi = JSON.stringify(openapiDocument(router.routes, VERSION));
   const lingering = new Set<http.IncomingMessage>();

@@ -1,5 +1,6 @@
 import type { Db } from '../store/db.js';
 import type { Clock } from './clock.js';
+import type { ImportWriter } from './import-writer.js';
 
 export type Role = 'owner' | 'manager' | 'user';
 
@@ -20,4 +21,6 @@ export interface Ctx {
   actor: Actor;
   /** The account the operation's path names, already checked to be one the actor may use. */
   accountId: number;
+  /** Writes streamed-import batches on a thread of its own (the built CLI and `amsg serve`; see import-writer.ts). */
+  importWriter?: ImportWriter;
 }

@@ -223,6 +223,16 @@ export class FieldCatalog {
     }
   }
 
+  private text?: string;
+
+  /**
+   * The catalog as text: two catalogs with the same signature check and store values
+   * alike (the import writer compares the one rows were checked against with its own).
+   */
+  get signature(): string {
+    return (this.text ??= JSON.stringify([...this.byId.values()]));
+  }
+
   /** The account's catalog, read again only after the database changed (every member read needs it). */
   static of(ctx: Ctx): FieldCatalog {
     return memo(ctx.db, `fields:${ctx.accountId}`, () => new FieldCatalog(listFields(ctx)));

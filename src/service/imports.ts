@@ -11,7 +11,7 @@
 import type { Statement } from 'better-sqlite3';
 import { inTransaction, type Db } from '../store/db.js';
 import { stmt } from '../store/statements.js';
-import { badRequest, notFound } from '../api/errors.js';
+import { ApiError, badRequest, notFound } from '../api/errors.js';
 import { isEmail } from '../api/schema.js';
 import { stamp, type Clock } from './clock.js';
 import type { Ctx } from './context.js';
@@ -254,7 +254,7 @@ export function openImport(ctx: Ctx, opts: ImportOptions): ImportRecord {
   });
 }
 
-// ---------------------------------------------------------------- applying rows
+// ---------------------------------------------------------------- checking rows
 
 export interface RowError {
   /** Position of the row in the batch. */
@@ -285,28 +285,77 @@ interface Counters {
   fields: Set<string>;
 }
 
-/** A row that passed the checks, ready to be written. */
-interface Prepared {
-  index: number;
-  email: string;
-  /** Field values as a merge patch (null clears a value) ... */
-  values: string;
-  /** ... and as a new member's values, where a null is no value at all. */
-  fresh: string;
-  /** Shortcut names of the fields this row gives a value, counted only if it is written. */
-  fields: string[];
-  sms?: SmsInput;
-  groups: number[];
+/**
+ * Rows of a batch after the checks that need no database (the address, each value
+ * against its field's type, the sms object), ready to be written. Plain arrays of
+ * strings and numbers, column by column: they cross to the import writer's thread
+ * (import-writer.ts) as they are, and a row costs no object of its own.
+ */
+export interface CheckedRows {
+  /** Per row that passed: its position in the batch. */
+  index: number[];
+  /** Lower-cased. */
+  emails: string[];
+  /** Field values as a merge patch (a null clears a value) ... */
+  patches: string[];
+  /** ... and as a new member's values (no nulls), or null where that is the patch itself. */
+  fresh: (string | null)[];
+  /** Which of fieldLists names the fields the row gives a value (counted only once it is written). */
+  fieldList: number[];
+  fieldLists: string[][];
+  /** Which of groupLists the row's `groups` is, or -1 for none (only the import's groups). */
+  groupList: number[];
+  /** The rows' group lists as given (names or ids), each once: they are resolved by the writer. */
+  groupLists: unknown[];
+  /** The rows that have an sms object: [row, sms], row counting the passed rows. */
+  sms: [number, SmsInput][];
+  /** The rows the checks refused. */
+  errors: RowError[];
 }
 
-interface Existing {
-  member_id: number;
-  email: string;
-  seen: number;
-  sms_phone_number: string | null;
-  sms_region_code: string | null;
-  sms_transactional_status: 'a' | 'o' | null;
-  sms_promotional_status: 'a' | 'o' | null;
+/**
+ * Rows as a CSV file has them (an extension of the streamed import; what `amsg
+ * members import` sends): the columns once, then each row's values in their order,
+ * as text. A column is `email`, `groups` (group names separated by `;` or `|`,
+ * created when missing), `phone_number` (the SMS number) or a field's shortcut
+ * name. Values are trimmed, and an empty one leaves what the member has as it is.
+ */
+export interface CsvRows {
+  columns: string[];
+  rows: string[][];
+}
+
+/** A batch's rows: member objects (the spec's form, where '' or null clears a value), or CSV rows. */
+export type RowsInput = Record<string, unknown>[] | CsvRows;
+
+export const rowCount = (input: RowsInput): number => (Array.isArray(input) ? input.length : input.rows.length);
+
+export const sliceRows = (input: RowsInput, start: number, end: number): RowsInput =>
+  Array.isArray(input) ? input.slice(start, end) : { columns: input.columns, rows: input.rows.slice(start, end) };
+
+/** Keys of a CSV row that are not field names. */
+const CSV_RESERVED = new Set(['email', 'groups', 'phone_number']);
+
+/** How a CSV groups value separates names. */
+const GROUP_SEPARATOR = /\s*[;|]\s*/;
+
+/**
+ * CSV columns each name a field or one of email, groups and phone_number, once, and
+ * one of them is email: otherwise the batch is refused whole (a 400 naming each
+ * problem) before anything is written.
+ */
+function checkColumns(catalog: FieldCatalog, input: RowsInput) {
+  if (Array.isArray(input)) return;
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const column of input.columns) {
+    const target = CSV_RESERVED.has(column) ? column : catalog.byName.get(column.toLowerCase())?.shortcut_name;
+    if (target === undefined) problems.push(`"${column}" is not a field (nor email, groups or phone_number)`);
+    else if (seen.has(target)) problems.push(`"${column}" is given twice`);
+    else seen.add(target);
+  }
+  if (!seen.has('email')) problems.push('there is no email column');
+  if (problems.length) throw badRequest(`columns: ${problems.join('; ')}`, { field: 'columns' });
 }
 
 /** Characters JSON.stringify escapes in a string: quote, backslash, controls, lone surrogates. */
@@ -319,28 +368,37 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
  */
 interface Shape {
   keys: string[];
-  /** Per key: its field, null for email/sms/groups, undefined for an unknown name. */
+  /** Per key: its field, null for a key that is not a field (email, groups, …), undefined for an unknown name. */
   fields: (FieldRecord | null | undefined)[];
   /** Per key: its field's slot. */
   slotOf: number[];
   /** Per slot: `"12":`, the field id as a JSON key. */
   jsonKeys: string[];
-  /** Shortcut names of the keys' fields, in key order (a row with no empty value gives them all). */
-  names: string[];
-  /** The current row's stored values, by slot (every slot is written for each row). */
+  /** Which of CheckedRows.fieldLists names all the keys' fields (what a row with no empty value gives). */
+  names: number;
+  /** The current row's stored values, by slot. */
   scratch: unknown[];
+  /** Positions of the keys that are not fields, or -1. */
+  email: number;
+  groups: number;
+  sms: number;
+  phone: number;
 }
 
-function shapeOf(catalog: FieldCatalog, keys: string[]): Shape {
-  const fields = keys.map((key) => (RESERVED.has(key) ? null : catalog.byName.get(key.toLowerCase())));
+function shapeOf(catalog: FieldCatalog, keys: string[], reserved: Set<string>, fieldLists: string[][]): Shape {
+  const fields = keys.map((key) => (reserved.has(key) ? null : catalog.byName.get(key.toLowerCase())));
   const ids = [...new Set(fields.filter((f): f is FieldRecord => !!f).map((f) => f.field_id))].sort((a, b) => a - b);
   return {
     keys,
     fields,
     slotOf: fields.map((f) => (f ? ids.indexOf(f.field_id) : -1)),
     jsonKeys: ids.map((id) => `"${id}":`),
-    names: fields.filter((f): f is FieldRecord => !!f).map((f) => f.shortcut_name),
-    scratch: ids.map(() => null),
+    names: fieldLists.push(fields.filter((f): f is FieldRecord => !!f).map((f) => f.shortcut_name)) - 1,
+    scratch: ids.map(() => undefined),
+    email: reserved.has('email') ? keys.indexOf('email') : -1,
+    groups: reserved.has('groups') ? keys.indexOf('groups') : -1,
+    sms: reserved.has('sms') ? keys.indexOf('sms') : -1,
+    phone: reserved.has('phone_number') ? keys.indexOf('phone_number') : -1,
   };
 }
 
@@ -363,7 +421,7 @@ function slotsJson(shape: Shape, withNulls: boolean): string {
   return out ? `${out}}` : '{}';
 }
 
-/** A group list of a row (names and ids) as a text key, or undefined for anything else. */
+/** A group list of a member object (names and ids) as a text key, or undefined for anything else. */
 function groupsKey(value: unknown): string | undefined {
   const list = Array.isArray(value) ? value : [value];
   let key = '';
@@ -375,171 +433,320 @@ function groupsKey(value: unknown): string | undefined {
   return key;
 }
 
+/** The group lists of a set of rows, each kept once (a group column repeats a few lists over and over). */
+class GroupLists {
+  private readonly byKey = new Map<string, number>();
+  /** The CLI of old handed one array to every row with the same list: known by identity, no key to build. */
+  private readonly byIdentity = new Map<unknown, number>();
+  constructor(private readonly lists: unknown[]) {}
+
+  /** A member object's `groups`: its list's number, or -1 for none. */
+  ofValue(value: unknown): number {
+    if (value === undefined || value === null || value === '') return -1;
+    const known = this.byIdentity.get(value);
+    if (known !== undefined) return known;
+    const key = groupsKey(value);
+    let n = key === undefined ? undefined : this.byKey.get(key);
+    if (n === undefined) n = this.lists.push(value) - 1;
+    if (key !== undefined) this.byKey.set(key, n);
+    if (typeof value === 'object') this.byIdentity.set(value, n);
+    return n;
+  }
+
+  /** A CSV groups value: its list's number, or -1 for none. */
+  ofText(text: string): number {
+    let n = this.byKey.get(text);
+    if (n === undefined) {
+      const names = text.split(GROUP_SEPARATOR).filter(Boolean);
+      n = names.length ? this.lists.push(names) - 1 : -1;
+      this.byKey.set(text, n);
+    }
+    return n;
+  }
+}
+
 /**
- * Applies rows to members inside the caller's transaction. The hot path of a
- * million-member import, so the work is per batch where SQL allows: one lookup of
- * the batch's existing members, one insert per new member, and one statement each
- * for the batch's memberships and its import records (json_each), since every
- * statement sent from JS costs several microseconds on its own.
+ * Checks and converts one row of `shape`, given its values in key order, and adds it
+ * to `out` (or its error). `csv`: the values are CSV text (trimmed; empty leaves a
+ * value as it is); otherwise they are JSON values (null or '' clears a value).
  */
-function applyRows(ctx: Ctx, imp: ImportRow, rows: Record<string, unknown>[], c: Counters) {
-  const db = ctx.db;
-  const now = stamp(ctx.clock.now());
-  const catalog = FieldCatalog.of(ctx);
-  const importGroups = JSON.parse(imp.group_ids) as number[];
-  const smsCriteria = imp.sms_criteria ? (JSON.parse(imp.sms_criteria) as ImportOptions['sms']) : undefined;
-
-  const groupByName = new Map<string, number>();
-  const rowGroups = (value: unknown): number[] => {
-    const list = Array.isArray(value) ? value : [value];
-    return list.map((g) => {
-      if (typeof g === 'number' && Number.isSafeInteger(g)) {
-        requireGroups(ctx, [g]);
-        return g;
+function checkRow(out: CheckedRows, shape: Shape, values: unknown[], index: number, csv: boolean, lists: GroupLists) {
+  const emailValue = shape.email === -1 ? undefined : values[shape.email];
+  const rawEmail = typeof emailValue === 'string' ? emailValue.trim() : null;
+  try {
+    if (!rawEmail || !isEmail(rawEmail))
+      throw badRequest(rawEmail ? `"${rawEmail}" is not a valid e-mail address` : 'email is missing');
+    // Field values in key order (a field named twice in different case keeps the
+    // last value, as an object's key would), stored by the field's slot.
+    const { keys, fields, slotOf, scratch } = shape;
+    if (csv) scratch.fill(undefined);
+    let partial = false;
+    for (let j = 0; j < keys.length; j++) {
+      const field = fields[j];
+      if (field === null) continue;
+      if (field === undefined) throw badRequest(`unknown field "${keys[j]}"`);
+      let value = values[j];
+      if (csv) {
+        value = (value as string).trim();
+        if (value === '') {
+          partial = true;
+          continue;
+        }
       }
-      if (typeof g !== 'string' || !g.trim()) throw badRequest('groups: must be group names or ids');
-      const name = g.trim();
-      let id = groupByName.get(name.toLowerCase()) ?? groupIdByName(ctx, name);
-      if (id === undefined) id = createGroups(ctx, [{ group_name: name }])[0].member_group_id;
-      groupByName.set(name.toLowerCase(), id);
-      return id;
-    });
+      const stored = value === null || value === '' ? null : coerceValue(field, value, keys[j]);
+      scratch[slotOf[j]] = stored;
+      if (stored === null) partial = true;
+    }
+    // The fields given a value: all of the shape's, or the ones not emptied.
+    let fieldList = shape.names;
+    if (partial) {
+      const names: string[] = [];
+      for (let j = 0; j < keys.length; j++) {
+        const field = fields[j];
+        if (!field) continue;
+        const value = csv ? (values[j] as string).trim() : values[j];
+        if (value !== null && value !== '') names.push(field.shortcut_name);
+      }
+      fieldList = out.fieldLists.push(names) - 1;
+    }
+    let sms: SmsInput | undefined;
+    if (shape.sms !== -1) sms = checkSms(values[shape.sms]);
+    else if (shape.phone !== -1) {
+      const phone = (values[shape.phone] as string).trim();
+      if (phone) sms = checkSms({ phone_number: phone });
+    }
+    const groupList =
+      shape.groups === -1 ? -1 : csv ? lists.ofText((values[shape.groups] as string).trim()) : lists.ofValue(values[shape.groups]);
+    const patch = slotsJson(shape, true);
+    if (sms) out.sms.push([out.index.length, sms]);
+    out.index.push(index);
+    out.emails.push(rawEmail.toLowerCase());
+    out.patches.push(patch);
+    out.fresh.push(partial ? slotsJson(shape, false) : null);
+    out.fieldList.push(fieldList);
+    out.groupList.push(groupList);
+  } catch (err) {
+    out.errors.push({ index, email: rawEmail, error: (err as Error).message });
+  }
+}
+
+/**
+ * Checks and converts rows (positions `offset` on in their batch) against the field
+ * catalog; a bad row is an error of its own, not the batch's. Needs no database, so
+ * it runs on the thread that received the rows while the import writer writes.
+ * What each key order does is worked out once (the rows of a batch nearly always
+ * share one; CSV rows always do).
+ */
+export function checkRows(catalog: FieldCatalog, input: RowsInput, offset = 0): CheckedRows {
+  const out: CheckedRows = {
+    index: [],
+    emails: [],
+    patches: [],
+    fresh: [],
+    fieldList: [],
+    fieldLists: [],
+    groupList: [],
+    groupLists: [],
+    sms: [],
+    errors: [],
   };
+  const lists = new GroupLists(out.groupLists);
+  if (!Array.isArray(input)) {
+    const shape = shapeOf(catalog, input.columns, CSV_RESERVED, out.fieldLists);
+    const width = input.columns.length;
+    input.rows.forEach((values, r) => {
+      if (values.length === width) checkRow(out, shape, values, offset + r, true, lists);
+      else
+        out.errors.push({
+          index: offset + r,
+          email: null,
+          error: `has ${values.length} values; there are ${width} columns`,
+        });
+    });
+    return out;
+  }
+  const shapes = new Map<string, Shape>();
+  let shape: Shape | undefined;
+  for (let r = 0; r < input.length; r++) {
+    const row = input[r];
+    // The row's shape: the last one if its keys are the same, in the same order.
+    let k = 0;
+    if (shape !== undefined)
+      for (const key in row) {
+        if (shape.keys[k] !== key) {
+          k = -1;
+          break;
+        }
+        k++;
+      }
+    if (shape === undefined || k !== shape.keys.length) {
+      const keys: string[] = [];
+      for (const key in row) keys.push(key);
+      const id = keys.join('\u0000');
+      shape = shapes.get(id);
+      if (!shape) shapes.set(id, (shape = shapeOf(catalog, keys, RESERVED, out.fieldLists)));
+    }
+    const keys = shape.keys;
+    const values: unknown[] = [];
+    for (let j = 0; j < keys.length; j++) values.push(row[keys[j]]);
+    checkRow(out, shape, values, offset + r, false, lists);
+  }
+  return out;
+}
 
-  // A group deleted since the import was opened fails the batch (a 404): joining
-  // it would make memberships of a group that no longer exists.
+// ---------------------------------------------------------------- writing rows
+
+interface Existing {
+  member_id: number;
+  email: string;
+  seen: number;
+  sms_phone_number: string | null;
+  sms_region_code: string | null;
+  sms_transactional_status: 'a' | 'o' | null;
+  sms_promotional_status: 'a' | 'o' | null;
+}
+
+/**
+ * One batch being written, inside its transaction: the import, the counters, and
+ * what the batch has seen so far. Its rows may come in several sets of checked
+ * rows (the import writer gets a batch in slices, written as they are checked).
+ */
+export interface BatchWrite {
+  ctx: Ctx;
+  imp: ImportRow;
+  now: string;
+  importGroups: number[];
+  smsCriteria: ImportOptions['sms'];
+  c: Counters;
+  /** Addresses written or skipped by this batch: a second row for one is a duplicate. */
+  seen: Set<string>;
+  /** Group ids by lower-cased name, as rows' lists name them. */
+  groupIds: Map<string, number>;
+  /**
+   * Whether to insert rows before looking them up: while an import adds members
+   * (a first import), the lookup finds nobody and costs as much as a tenth of the
+   * writing. The first conflict turns it off for the rest of the batch.
+   */
+  insertFirst: boolean;
+}
+
+/**
+ * Starts writing a batch into import `imp`, inside the caller's transaction. A group
+ * deleted since the import was opened fails the batch (a 404): joining it would make
+ * memberships of a group that no longer exists.
+ */
+function beginWrite(ctx: Ctx, imp: ImportRow, now: string): BatchWrite {
+  const importGroups = JSON.parse(imp.group_ids) as number[];
   requireGroups(ctx, importGroups);
+  return {
+    ctx,
+    imp,
+    now,
+    importGroups,
+    smsCriteria: imp.sms_criteria ? (JSON.parse(imp.sms_criteria) as ImportOptions['sms']) : undefined,
+    c: newCounters(),
+    seen: new Set(),
+    groupIds: new Map(),
+    insertFirst: imp.num_members_added >= imp.num_members_updated,
+  };
+}
 
+/** The ids of a row's group list (names are created when missing), with the import's own groups. */
+function resolveGroups(w: BatchWrite, value: unknown): number[] {
+  const { ctx } = w;
+  const list = Array.isArray(value) ? value : [value];
+  const extra = list.map((g) => {
+    if (typeof g === 'number' && Number.isSafeInteger(g)) {
+      requireGroups(ctx, [g]);
+      return g;
+    }
+    if (typeof g !== 'string' || !g.trim()) throw badRequest('groups: must be group names or ids');
+    const name = g.trim();
+    let id = w.groupIds.get(name.toLowerCase()) ?? groupIdByName(ctx, name);
+    if (id === undefined) id = createGroups(ctx, [{ group_name: name }])[0].member_group_id;
+    w.groupIds.set(name.toLowerCase(), id);
+    return id;
+  });
+  return extra.length ? [...new Set([...w.importGroups, ...extra])] : w.importGroups;
+}
+
+/**
+ * Writes checked rows. The hot path of a million-member import, so the work is per
+ * set of rows where SQL allows: one lookup of the existing members, multi-row
+ * inserts of the new ones, and one statement per group for the memberships and one
+ * for the import's records, since every statement sent from JS costs microseconds.
+ */
+function writeRows(w: BatchWrite, rows: CheckedRows) {
+  const { ctx, imp, now, c } = w;
+  const db = ctx.db;
   const rowError = (index: number, email: string | null, err: unknown) => {
     c.skipped++;
     c.errors.push({ index, email, error: (err as Error).message });
   };
-
-  // 1. Check and convert every row; a bad row is an error of its own, not the batch's.
-  // Per batch, not per row: what each key order does (the rows of a batch nearly
-  // always share one), and each group list's ids (a CSV group column repeats a few
-  // lists over and over).
-  const shapes = new Map<string, Shape>();
-  let shape: Shape | undefined;
-  const groupsOf = new Map<string, number[]>();
-  /** Group list arrays seen, by identity: the CLI hands one array to every row with the same list. */
-  const groupsOfList = new Map<unknown, number[]>();
-  const prepared: Prepared[] = [];
-  for (let index = 0; index < rows.length; index++) {
-    const row = rows[index];
-    const rawEmail = typeof row.email === 'string' ? row.email.trim() : null;
-    try {
-      if (!rawEmail || !isEmail(rawEmail))
-        throw badRequest(rawEmail ? `"${rawEmail}" is not a valid e-mail address` : 'email is missing');
-      // The row's shape: the last one if its keys are the same, in the same order.
-      let k = 0;
-      if (shape !== undefined)
-        for (const key in row) {
-          if (shape.keys[k] !== key) {
-            k = -1;
-            break;
-          }
-          k++;
-        }
-      if (shape === undefined || k !== shape.keys.length) {
-        const keys: string[] = [];
-        for (const key in row) keys.push(key);
-        const id = keys.join('\u0000');
-        shape = shapes.get(id);
-        if (!shape) shapes.set(id, (shape = shapeOf(catalog, keys)));
-      }
-      // Field values in key order (a field named twice in different case keeps the
-      // last value, as an object's key would), stored by the field's slot.
-      const { keys, fields: fieldOfKey, slotOf } = shape;
-      const slots = shape.scratch;
-      let nulls = false;
-      for (let j = 0; j < keys.length; j++) {
-        const field = fieldOfKey[j];
-        if (field === null) continue;
-        const key = keys[j];
-        if (field === undefined) throw badRequest(`unknown field "${key}"`);
-        const value = row[key];
-        const stored = value === null || value === '' ? null : coerceValue(field, value, key);
-        slots[slotOf[j]] = stored;
-        if (stored === null) nulls = true;
-      }
-      // Shortcut names of the fields given a value: all of them, or the ones not emptied.
-      let fields = shape.names;
-      if (nulls) {
-        fields = [];
-        for (let j = 0; j < keys.length; j++) {
-          const field = fieldOfKey[j];
-          const value = field ? row[keys[j]] : null;
-          if (value !== null && value !== '') fields.push(field!.shortcut_name);
-        }
-      }
-      const sms = checkSms(row.sms);
-      let groups = importGroups;
-      const rowGroupList = row.groups;
-      if (!(rowGroupList === undefined || rowGroupList === null || rowGroupList === '')) {
-        const known = groupsOfList.get(rowGroupList);
-        if (known) groups = known;
-        else {
-          // A bad list is not kept, so it fails each row it is in.
-          const key = groupsKey(rowGroupList);
-          let ids = key === undefined ? undefined : groupsOf.get(key);
-          if (!ids) {
-            const extra = rowGroups(rowGroupList);
-            ids = extra.length ? [...new Set([...importGroups, ...extra])] : importGroups;
-            if (key !== undefined) groupsOf.set(key, ids);
-          }
-          groups = ids;
-          if (typeof rowGroupList === 'object' && groupsOfList.size < 1000) groupsOfList.set(rowGroupList, ids);
-        }
-      }
-      const patch = slotsJson(shape, true);
-      prepared.push({
-        index,
-        email: rawEmail.toLowerCase(),
-        values: patch,
-        fresh: nulls ? slotsJson(shape, false) : patch,
-        fields,
-        sms,
-        groups,
-      });
-    } catch (err) {
-      rowError(index, rawEmail, err);
-    }
+  for (const e of rows.errors) {
+    c.skipped++;
+    c.errors.push(e);
   }
 
-  // 2. Who already exists, and who this import has already seen (a duplicate).
+  // 1. The rows' group lists (a bad one is an error of each row that names it).
+  const listIds = rows.groupLists.map((list): number[] | Error => {
+    try {
+      return resolveGroups(w, list);
+    } catch (err) {
+      return err as Error;
+    }
+  });
+  const smsOf = new Map(rows.sms);
+  const n = rows.emails.length;
+  /** Per member written or skipped, in file order: its id (0 until inserted), change, row and groups. */
+  const records: Written[] = [];
+  const fresh: Written[] = [];
+
+  // 2. Rows that are a member's values and groups and nothing else (no sms part,
+  // no value cleared, not add_only: those are decided against the member, after a
+  // lookup) are written without one: as new members while the import adds, or
+  // else by an insert that updates the member it finds.
+  let from = 0;
+  if (!imp.add_only && !rows.sms.length && rows.fresh.every((f) => f === null)) {
+    if (w.insertFirst) from = insertNew(w, rows, listIds, records, fresh);
+    if (from < n) upsertRows(w, rows, listIds, from, records, fresh);
+    from = n;
+  }
+
+  // 3. Who already exists, and who this import has already seen (a duplicate).
   const existing = new Map<string, Existing>();
-  for (const m of stmt(
+  if (from < n)
+    for (const m of stmt(
     db,
     `SELECT m.member_id, m.email, m.sms_phone_number, m.sms_region_code, m.sms_transactional_status,
             m.sms_promotional_status,
             EXISTS (SELECT 1 FROM import_ledger l WHERE l.import_id = ? AND ${ledgerHolds('l', 'm.member_id')}) AS seen
        FROM members m WHERE m.account_id = ? AND m.email IN (SELECT value FROM json_each(?))`,
-  ).all(imp.import_id, ctx.accountId, JSON.stringify(prepared.map((p) => p.email))) as Existing[])
-    existing.set(m.email, m);
+  ).all(imp.import_id, ctx.accountId, JSON.stringify(from ? rows.emails.slice(from) : rows.emails)) as Existing[])
+      existing.set(m.email, m);
 
-  // 3. Decide, in file order, what each row does; new members are inserted together
-  // after the loop (ids follow file order as before), existing ones updated in place.
-  // Field values merge into what the member has (json_patch drops keys set to null);
-  // an archived member comes back; the status is never touched (an opt-out stays out).
-  const update = stmt(
-    db,
-    `UPDATE members SET field_values = json_patch(field_values, ?), last_modified_at = ?, deleted_at = NULL
-      WHERE member_id = ?`,
-  );
-  const seenInBatch = new Set<string>();
-  /** Per member written or skipped, in file order: its id (0 until a new member is inserted) and change. */
-  const records: { id: number; change: ChangeType; p: Prepared; sms?: Record<string, unknown> }[] = [];
-  const fresh: (typeof records)[number][] = [];
-  for (const p of prepared) {
-    const found = existing.get(p.email);
-    if (found?.seen || seenInBatch.has(p.email)) {
+  // 4. Decide, in file order, what each row does; new members are inserted together
+  // after the loop (ids follow file order), existing ones updated in place. Field
+  // values merge into what the member has (json_patch drops keys set to null); an
+  // archived member comes back; the status is never touched (an opt-out stays out).
+  const added: Written[] = [];
+  const updated: Written[] = [];
+  for (let i = from; i < n; i++) {
+    const email = rows.emails[i];
+    const found = existing.get(email);
+    const list = rows.groupList[i];
+    const groups = list === -1 ? w.importGroups : listIds[list];
+    if (groups instanceof Error) {
+      rowError(rows.index[i], email, groups);
+      continue;
+    }
+    if (found?.seen || w.seen.has(email)) {
       c.duplicates++;
       continue;
     }
     if (found && imp.add_only) {
-      seenInBatch.add(p.email);
-      records.push({ id: found.member_id, change: 's', p });
+      w.seen.add(email);
+      records.push({ id: found.member_id, change: 's', row: i, groups });
       c.skipped++;
       continue;
     }
@@ -548,47 +755,51 @@ function applyRows(ctx: Ctx, imp: ImportRow, rows: Record<string, unknown>[], c:
     // (and a later row for the same address is not its duplicate).
     let sms: Record<string, unknown> | undefined;
     try {
-      sms = smsChanges(now, found, p.sms, smsCriteria);
+      sms = smsChanges(now, found, smsOf.get(i), w.smsCriteria);
     } catch (err) {
-      rowError(p.index, p.email, err);
+      rowError(rows.index[i], email, err);
       continue;
     }
-    seenInBatch.add(p.email);
+    w.seen.add(email);
     if (!found) {
-      const r = { id: 0, change: 'a' as const, p, sms };
+      const r = { id: 0, change: 'a' as const, row: i, groups, sms };
       records.push(r);
-      fresh.push(r);
+      added.push(r);
       c.added++;
     } else {
-      update.run(p.values, now, found.member_id);
-      records.push({ id: found.member_id, change: 'u', p, sms });
+      const r = { id: found.member_id, change: 'u' as const, row: i, groups, sms };
+      records.push(r);
+      updated.push(r);
       c.updated++;
     }
   }
-  insertMembers(ctx, now, fresh);
+  updateMembers(ctx, now, imp.import_id, rows, updated);
+  insertMembers(ctx, now, imp.import_id, rows, added);
+  fresh.push(...added);
 
-  // Who joins which group: the members added by this batch apart, since they can be
-  // in no group yet (checked below), so their memberships need no RETURNING.
+  // Who joins which group: the members added here apart, since they can be in no
+  // group yet (checked below), so their memberships need no RETURNING.
   const joins = new Map<number, number[]>();
   const joinsFresh = new Map<number, number[]>();
-  let lastFields: string[] | undefined;
+  let lastFields = -1;
   for (const r of records) {
     if (r.change === 's') continue;
     if (r.sms) setColumns(ctx, r.id, r.sms);
     // Rows of one shape share their list of field names.
-    if (r.p.fields !== lastFields) for (const f of (lastFields = r.p.fields)) c.fields.add(f);
+    const fields = rows.fieldList[r.row];
+    if (fields !== lastFields) for (const f of rows.fieldLists[(lastFields = fields)]) c.fields.add(f);
     const to = r.change === 'a' ? joinsFresh : joins;
-    for (const g of r.p.groups) {
+    for (const g of r.groups) {
       let list = to.get(g);
       if (!list) to.set(g, (list = []));
       list.push(r.id);
     }
   }
 
-  // 4. Memberships, one statement per group; RETURNING says who is new in it. When no
-  // membership names an id in the range of the batch's new members (none can: their
-  // ids are new, and deleting a member deletes its memberships), every one of theirs
-  // is new, and their statements need no RETURNING (about 0.6 µs a row).
+  // 5. Memberships, one statement per group; RETURNING says who is new in it. When no
+  // membership names an id in the range of the new members (none can: their ids are
+  // new, and deleting a member deletes its memberships), every one of theirs is new,
+  // and their statements need no RETURNING (about 0.6 µs a row).
   const joined = new Set<number>();
   let freshJoinAll = false;
   if (joinsFresh.size) {
@@ -630,77 +841,264 @@ function applyRows(ctx: Ctx, imp: ImportRow, rows: Record<string, unknown>[], c:
     for (const id of added) joined.add(id);
   }
 
-  // 5. What the import did to each member, as ranges of consecutive ids with the same
+  // 6. What the import did to each member, as ranges of consecutive ids with the same
   // change and group flag (migration 007): the new members of a batch have consecutive
   // ids, so a batch is usually one or a few ledger rows, written in one statement.
-  const byKind = new Map<string, number[]>();
+  /** Member ids by kind: change a, u or s (0, 1, 2) times two, plus one when added to a group. */
+  const byKind: number[][] = [[], [], [], [], [], []];
+  const CHANGES: ChangeType[] = ['a', 'u', 's'];
   for (const r of records) {
-    const inGroup = freshJoinAll && r.change === 'a' ? r.p.groups.length > 0 : joined.has(r.id);
-    const key = r.change + (inGroup ? '1' : '0');
-    let ids = byKind.get(key);
-    if (!ids) byKind.set(key, (ids = []));
-    ids.push(r.id);
+    const inGroup = freshJoinAll && r.change === 'a' ? r.groups.length > 0 : joined.has(r.id);
+    byKind[CHANGES.indexOf(r.change) * 2 + (inGroup ? 1 : 0)].push(r.id);
   }
   const ranges: [number, number, string, number][] = [];
-  for (const [key, ids] of byKind) {
+  byKind.forEach((ids, kind) => {
+    if (!ids.length) return;
     ids.sort((a, b) => a - b);
     let first = ids[0];
     for (let i = 1; i <= ids.length; i++)
       if (i === ids.length || ids[i] !== ids[i - 1] + 1 || ids[i] - first >= LEDGER_SPAN) {
-        ranges.push([first, ids[i - 1], key[0], Number(key[1])]);
+        ranges.push([first, ids[i - 1], CHANGES[kind >> 1], kind & 1]);
         first = ids[i];
       }
-  }
+  });
   if (ranges.length)
     stmt(
       db,
       `INSERT INTO import_ledger (import_id, first_id, last_id, change_type, added_to_groups)
        SELECT ?, value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?)`,
     ).run(imp.import_id, JSON.stringify(ranges));
-  // Rows refused while writing come after those refused while checking: answer them in row order.
+}
+
+/** Saves the batch's counters and answers what it did; row errors in row order. */
+function finishWrite(w: BatchWrite, received: number, rejected: number): Omit<BatchResult, 'import_id' | 'num_members'> {
+  const { c } = w;
   c.errors.sort((a, b) => a.index - b.index);
+  return { received, added: c.added, updated: c.updated, duplicates: c.duplicates, skipped: c.skipped + rejected, errors: c.errors };
 }
 
 /** New members per INSERT statement: one statement per row cost more than the row's own b-tree work. */
 const INSERT_CHUNK = 100;
 
-/**
- * Inserts new members with multi-row INSERT … VALUES statements and sets each one's
- * id. A rowid table gives each inserted row max(rowid) + 1, so the rows of one
- * statement get consecutive ids ending at lastInsertRowid; that is checked, and the
- * ids are looked up by address should it ever not hold.
- */
 const insertStatements = new WeakMap<Db, Statement[]>();
 
-/** The INSERT of n members, prepared once per database (by count: its text is long to build and to look up). */
+/**
+ * The INSERT of n members, prepared once per database (by count: its text is long to
+ * build and to look up). The account and the time are named parameters bound once
+ * per statement, so a row binds only its address and values.
+ */
 function insertStatement(db: Db, n: number): Statement {
   let byCount = insertStatements.get(db);
   if (!byCount) insertStatements.set(db, (byCount = []));
   return (byCount[n] ??= db.prepare(
-    'INSERT INTO members (account_id, email, member_status_id, member_since, last_modified_at, field_values) VALUES ' +
-      Array(n).fill("(?, ?, 'a', ?, ?, ?)").join(', '),
+    'INSERT INTO members (account_id, email, member_status_id, member_since, last_modified_at, field_values, last_import_id) VALUES ' +
+      Array(n).fill("(@account, ?, 'a', @now, @now, ?, @import)").join(', '),
   ));
 }
 
-function insertMembers(ctx: Ctx, now: string, rows: { id: number; p: Prepared }[]) {
-  for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
-    const chunk = rows.slice(start, start + INSERT_CHUNK);
-    const args: unknown[] = [];
-    for (const r of chunk) args.push(ctx.accountId, r.p.email, now, now, r.p.fresh);
-    const res = insertStatement(ctx.db, chunk.length).run(args);
-    const last = Number(res.lastInsertRowid);
-    const emailOf = stmt(ctx.db, 'SELECT email FROM members WHERE member_id = ?').pluck();
-    if (
-      res.changes === chunk.length &&
-      emailOf.get(last - chunk.length + 1) === chunk[0].p.email &&
-      emailOf.get(last) === chunk[chunk.length - 1].p.email
+/** A member written or skipped by a batch: its id (0 until inserted), change, row and groups. */
+interface Written {
+  id: number;
+  change: ChangeType;
+  row: number;
+  groups: number[];
+  sms?: Record<string, unknown>;
+}
+
+/**
+ * Inserts one statement's worth of new members and sets their ids. A rowid table
+ * gives each inserted row max(rowid) + 1, so the rows of one statement get
+ * consecutive ids ending at lastInsertRowid; that is checked, and the ids are looked
+ * up by address should it ever not hold. With `mayExist`, an address that is already
+ * a member fails the statement, which SQLite then undoes: answers false, having
+ * written nothing.
+ */
+function insertChunk(
+  ctx: Ctx,
+  now: string,
+  importId: number,
+  rows: CheckedRows,
+  chunk: { id: number; row: number }[],
+  mayExist = false,
+): boolean {
+  const args: unknown[] = [];
+  for (const r of chunk) args.push(rows.emails[r.row], rows.fresh[r.row] ?? rows.patches[r.row]);
+  let res;
+  try {
+    res = insertStatement(ctx.db, chunk.length).run(args, { account: ctx.accountId, now, import: importId });
+  } catch (err) {
+    if (mayExist && (err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') return false;
+    throw err;
+  }
+  const last = Number(res.lastInsertRowid);
+  const emailOf = stmt(ctx.db, 'SELECT email FROM members WHERE member_id = ?').pluck();
+  if (
+    res.changes === chunk.length &&
+    emailOf.get(last - chunk.length + 1) === rows.emails[chunk[0].row] &&
+    emailOf.get(last) === rows.emails[chunk[chunk.length - 1].row]
+  )
+    chunk.forEach((r, i) => (r.id = last - chunk.length + 1 + i));
+  else {
+    const byEmail = stmt(ctx.db, 'SELECT member_id FROM members WHERE account_id = ? AND email = ?').pluck();
+    for (const r of chunk) r.id = byEmail.get(ctx.accountId, rows.emails[r.row]) as number;
+  }
+  return true;
+}
+
+const upsertStatements = new WeakMap<Db, Statement[]>();
+
+/**
+ * The insert of n members that updates the member an address already is instead:
+ * its values merged (as a patch), its last change stamped, an archived member back.
+ * A member this import already holds is left as it is (a duplicate): no row of
+ * RETURNING comes back for it.
+ */
+function upsertStatement(db: Db, n: number): Statement {
+  let byCount = upsertStatements.get(db);
+  if (!byCount) upsertStatements.set(db, (byCount = []));
+  return (byCount[n] ??= db
+    .prepare(
+      'INSERT INTO members (account_id, email, member_status_id, member_since, last_modified_at, field_values, last_import_id) VALUES ' +
+        Array(n).fill("(@account, ?, 'a', @now, @now, ?, @import)").join(', ') +
+        // Values equal to the patch (a file imported again) are kept, not merged.
+        ` ON CONFLICT (account_id, email) DO UPDATE
+            SET field_values = CASE WHEN members.field_values = excluded.field_values THEN members.field_values
+                                    ELSE json_patch(members.field_values, excluded.field_values) END,
+                last_modified_at = excluded.last_modified_at, deleted_at = NULL,
+                last_import_id = max(ifnull(members.last_import_id, 0), @import)
+          WHERE ifnull(members.last_import_id, 0) < @import
+             OR (members.last_import_id > @import
+                 AND NOT EXISTS (SELECT 1 FROM import_ledger l WHERE l.import_id = @import AND ${ledgerHolds('l', 'members.member_id')}))
+         RETURNING member_id, email`,
     )
-      chunk.forEach((r, i) => (r.id = last - chunk.length + 1 + i));
-    else {
-      const byEmail = stmt(ctx.db, 'SELECT member_id FROM members WHERE account_id = ? AND email = ?').pluck();
-      for (const r of chunk) r.id = byEmail.get(ctx.accountId, r.p.email) as number;
+    .raw());
+}
+
+/**
+ * Writes rows from `from` on as new or updated members, a statement's worth at a
+ * time, with one probe of the email index per row (a lookup and then an update
+ * were two, the most of a re-import). New members are told from updated ones by
+ * their ids: a new id is above every id there was before.
+ */
+function upsertRows(w: BatchWrite, rows: CheckedRows, listIds: (number[] | Error)[], from: number, records: Written[], fresh: Written[]) {
+  const { ctx, c } = w;
+  const n = rows.emails.length;
+  const before = (stmt(ctx.db, 'SELECT max(member_id) FROM members').pluck().get() as number | null) ?? 0;
+  const named = { account: ctx.accountId, now: w.now, import: w.imp.import_id };
+  for (let at = from; at < n; ) {
+    const chunk: Written[] = [];
+    const args: unknown[] = [];
+    let end = at;
+    for (; end < n && chunk.length < INSERT_CHUNK; end++) {
+      const email = rows.emails[end];
+      const list = rows.groupList[end];
+      const groups = list === -1 ? w.importGroups : listIds[list];
+      if (groups instanceof Error) {
+        c.skipped++;
+        c.errors.push({ index: rows.index[end], email, error: groups.message });
+      } else if (w.seen.has(email)) c.duplicates++;
+      else {
+        w.seen.add(email);
+        chunk.push({ id: 0, change: 'a', row: end, groups });
+        args.push(email, rows.patches[end]);
+      }
+    }
+    at = end;
+    if (!chunk.length) continue;
+    const ids = new Map<string, number>();
+    for (const [id, email] of upsertStatement(ctx.db, chunk.length).all(args, named) as [number, string][]) ids.set(email, id);
+    for (const r of chunk) {
+      const id = ids.get(rows.emails[r.row]);
+      if (id === undefined) c.duplicates++;
+      else if (id > before) {
+        r.id = id;
+        records.push(r);
+        fresh.push(r);
+        c.added++;
+      } else {
+        r.id = id;
+        r.change = 'u';
+        records.push(r);
+        c.updated++;
+      }
     }
   }
+}
+
+/** Members updated per UPDATE statement. */
+const UPDATE_CHUNK = 500;
+
+/**
+ * Merges rows' values into existing members, a statement per chunk (one per member
+ * was most of a re-import): each member's values patch in one JSON array of
+ * [member_id, patch], joined to the members by id.
+ */
+function updateMembers(ctx: Ctx, now: string, importId: number, rows: CheckedRows, updated: { id: number; row: number }[]) {
+  const update = stmt(
+    ctx.db,
+    `UPDATE members SET field_values = json_patch(members.field_values, u.value -> 1), last_modified_at = ?,
+            deleted_at = NULL, last_import_id = max(ifnull(members.last_import_id, 0), ?)
+       FROM json_each(?) AS u WHERE members.member_id = u.value ->> 0`,
+  );
+  for (let start = 0; start < updated.length; start += UPDATE_CHUNK) {
+    let json = '';
+    for (let k = start; k < Math.min(updated.length, start + UPDATE_CHUNK); k++)
+      json += `${json ? ',' : '['}[${updated[k].id},${rows.patches[updated[k].row]}]`;
+    update.run(now, importId, `${json}]`);
+  }
+}
+
+/** Inserts new members with multi-row INSERT … VALUES statements. */
+function insertMembers(ctx: Ctx, now: string, importId: number, rows: CheckedRows, fresh: { id: number; row: number }[]) {
+  for (let start = 0; start < fresh.length; start += INSERT_CHUNK)
+    insertChunk(ctx, now, importId, rows, fresh.slice(start, start + INSERT_CHUNK));
+}
+
+/**
+ * Writes the rows as new members, a statement's worth at a time, without looking
+ * them up: the insert finds an existing address itself (its unique index), and that
+ * statement is then undone. Answers the first row not decided here (all of them, or
+ * where the first existing member turned up); the rest go the lookup's way.
+ */
+function insertNew(w: BatchWrite, rows: CheckedRows, listIds: (number[] | Error)[], records: Written[], fresh: Written[]): number {
+  const { c } = w;
+  const n = rows.emails.length;
+  for (let at = 0; at < n; ) {
+    // The next rows up to a statement's worth of members (their addresses are taken
+    // back from `seen` should the statement be undone).
+    const chunk: Written[] = [];
+    let end = at;
+    for (; end < n && chunk.length < INSERT_CHUNK; end++) {
+      const email = rows.emails[end];
+      const list = rows.groupList[end];
+      const groups = list === -1 ? w.importGroups : listIds[list];
+      if (groups instanceof Error || w.seen.has(email)) continue;
+      w.seen.add(email);
+      chunk.push({ id: 0, change: 'a', row: end, groups });
+    }
+    if (chunk.length && !insertChunk(w.ctx, w.now, w.imp.import_id, rows, chunk, true)) {
+      for (const r of chunk) w.seen.delete(rows.emails[r.row]);
+      w.insertFirst = false;
+      return at;
+    }
+    for (let i = at, k = 0; i < end; i++) {
+      if (chunk[k]?.row === i) {
+        const r = chunk[k++];
+        records.push(r);
+        fresh.push(r);
+        c.added++;
+        continue;
+      }
+      const list = rows.groupList[i];
+      const groups = list === -1 ? undefined : listIds[list];
+      if (groups instanceof Error) {
+        c.skipped++;
+        c.errors.push({ index: rows.index[i], email: rows.emails[i], error: groups.message });
+      } else c.duplicates++;
+    }
+    at = end;
+  }
+  return n;
 }
 
 const SMS_KEYS = new Set(['phone_number', 'region_code', 'transactional_status', 'promotional_status']);
@@ -779,19 +1177,80 @@ const newCounters = (): Counters => ({
 });
 
 /**
- * Applies one batch of a streamed import in one transaction: either the whole batch
- * and its counters are committed, or nothing (a consistent prefix survives a kill).
- * `rejected` counts rows of the batch the client refused before sending (a CSV row
- * with the wrong number of columns): they are rows of the import that were skipped
- * as errors, so num_members counts every data row of the file done so far, and a
+ * The streamed import's row, checked to take rows; an interrupted import (status e)
+ * is in progress again, and not finished.
+ */
+function importTakingRows(ctx: Ctx, importId: number, offset?: number): ImportRow {
+  const imp = importRow(ctx, importId);
+  if (imp.mode !== 'stream') throw badRequest(`import ${importId} was made by POST /members; it takes no more rows`);
+  if (imp.status === 'o') throw badRequest(`import ${importId} is finished; start a new import`);
+  // A batch sent before the one it follows was applied (or after that one failed)
+  // must not be applied: what an import holds is always a prefix of its file.
+  if (offset !== undefined && offset !== imp.num_members)
+    throw new ApiError(409, `offset: this batch follows row ${offset}, but import ${importId} has ${imp.num_members} rows`, {
+      field: 'offset',
+      num_members: imp.num_members,
+    });
+  if (imp.status === 'e')
+    stmt(
+      ctx.db,
+      "UPDATE member_imports SET status = 'p', error_message = NULL, import_finished = NULL WHERE import_id = ?",
+    ).run(importId);
+  return imp;
+}
+
+/** Starts a batch of a streamed import inside the caller's transaction (here, or on the import writer's thread). */
+export function beginAppend(ctx: Ctx, importId: number, now: string, offset?: number): BatchWrite {
+  return beginWrite(ctx, importTakingRows(ctx, importId, offset), now);
+}
+
+export { writeRows };
+
+/**
+ * Ends a batch of a streamed import: its counters are saved with it. `rejected`
+ * counts rows of the batch the client refused before sending (a CSV row with the
+ * wrong number of columns): they are rows of the import that were skipped as
+ * errors, so num_members counts every data row of the file done so far, and a
  * resume skips exactly num_members rows.
  */
-export function appendRows(ctx: Ctx, importId: number, rows: Record<string, unknown>[], rejected = 0): BatchResult {
-  return withBulkCheckpoints(ctx.db, () => appendBatch(ctx, importId, rows, rejected));
+export function finishAppend(w: BatchWrite, received: number, rejected: number): BatchResult {
+  saveCounters(w.ctx, w.imp, received, w.c, rejected);
+  return { import_id: w.imp.import_id, num_members: w.imp.num_members + received, ...finishWrite(w, received, rejected) };
+}
+
+/**
+ * Applies one batch of a streamed import in one transaction: either the whole batch
+ * and its counters are committed, or nothing (a consistent prefix survives a kill).
+ * With an import writer (the built CLI and `amsg serve`), the batch is checked here
+ * while that thread writes it; otherwise both happen here.
+ */
+export function appendRows(
+  ctx: Ctx,
+  importId: number,
+  rows: RowsInput,
+  rejected = 0,
+  offset?: number,
+): BatchResult | Promise<BatchResult> {
+  checkColumns(FieldCatalog.of(ctx), rows);
+  if (ctx.importWriter) return ctx.importWriter.append(ctx, importId, rows, rejected, offset);
+  return appendRowsHere(ctx, importId, rows, rejected, offset);
+}
+
+/** appendRows on this thread and connection. */
+export function appendRowsHere(ctx: Ctx, importId: number, rows: RowsInput, rejected = 0, offset?: number): BatchResult {
+  return withBulkCheckpoints(ctx.db, () =>
+    inTransaction(ctx.db, () => {
+      const w = beginAppend(ctx, importId, stamp(ctx.clock.now()), offset);
+      const catalog = FieldCatalog.of(ctx);
+      checkColumns(catalog, rows);
+      writeRows(w, checkRows(catalog, rows));
+      return finishAppend(w, rowCount(rows) + rejected, rejected);
+    }),
+  );
 }
 
 /** WAL pages between automatic checkpoints while a batch commits (SQLite's default is 1,000). */
-const BULK_CHECKPOINT_PAGES = 10_000;
+export const BULK_CHECKPOINT_PAGES = 10_000;
 
 /**
  * Runs a batch's transaction with checkpoints ten times rarer, then restores the
@@ -812,34 +1271,6 @@ function withBulkCheckpoints<T>(db: Db, fn: () => T): T {
   } finally {
     db.pragma(`wal_autocheckpoint = ${before}`);
   }
-}
-
-function appendBatch(ctx: Ctx, importId: number, rows: Record<string, unknown>[], rejected: number): BatchResult {
-  return inTransaction(ctx.db, () => {
-    const imp = importRow(ctx, importId);
-    if (imp.mode !== 'stream') throw badRequest(`import ${importId} was made by POST /members; it takes no more rows`);
-    if (imp.status === 'o') throw badRequest(`import ${importId} is finished; start a new import`);
-    if (imp.status === 'e') {
-      // Resuming an interrupted import: it is in progress again, and not finished.
-      stmt(
-        ctx.db,
-        "UPDATE member_imports SET status = 'p', error_message = NULL, import_finished = NULL WHERE import_id = ?",
-      ).run(importId);
-    }
-    const c = newCounters();
-    applyRows(ctx, imp, rows, c);
-    saveCounters(ctx, imp, rows.length + rejected, c, rejected);
-    return {
-      import_id: importId,
-      received: rows.length + rejected,
-      num_members: imp.num_members + rows.length + rejected,
-      added: c.added,
-      updated: c.updated,
-      duplicates: c.duplicates,
-      skipped: c.skipped + rejected,
-      errors: c.errors,
-    };
-  });
 }
 
 /** Ends a streamed import: status o, or e with a message (an interrupted import can be resumed). */
@@ -865,16 +1296,17 @@ const DRY_RUN = Symbol('dry run');
  * What importing these rows would do, with the exact rules of a real import, and
  * nothing written: the rows are applied to a scratch import and rolled back.
  */
-export function validateRows(ctx: Ctx, rows: Record<string, unknown>[], opts: ImportOptions): Omit<BatchResult, 'import_id' | 'num_members'> {
+export function validateRows(ctx: Ctx, rows: RowsInput, opts: ImportOptions): Omit<BatchResult, 'import_id' | 'num_members'> {
   if (ctx.db.inTransaction) throw new Error('validateRows must not run inside another transaction');
   let result: Omit<BatchResult, 'import_id' | 'num_members'> | undefined;
   try {
     ctx.db.transaction(() => {
       checkOptions(ctx, opts);
+      checkColumns(FieldCatalog.of(ctx), rows);
       const imp = importRow(ctx, insertImport(ctx, opts, 'stream'));
-      const c = newCounters();
-      applyRows(ctx, imp, rows, c);
-      result = { received: rows.length, added: c.added, updated: c.updated, duplicates: c.duplicates, skipped: c.skipped, errors: c.errors };
+      const w = beginWrite(ctx, imp, stamp(ctx.clock.now()));
+      writeRows(w, checkRows(FieldCatalog.of(ctx), rows));
+      result = finishWrite(w, rowCount(rows), 0);
       throw DRY_RUN;
     })();
   } catch (err) {
@@ -935,9 +1367,9 @@ function advanceJob(ctx: Ctx, importId: number) {
       );
       return;
     }
-    const c = newCounters();
-    applyRows(ctx, imp, staged.map((r) => JSON.parse(r.member) as Record<string, unknown>), c);
-    saveCounters(ctx, imp, staged.length, c);
+    const w = beginWrite(ctx, imp, stamp(clock.now()));
+    writeRows(w, checkRows(FieldCatalog.of(ctx), staged.map((r) => JSON.parse(r.member) as Record<string, unknown>)));
+    saveCounters(ctx, imp, staged.length, w.c);
     stmt(db, 'DELETE FROM import_rows WHERE import_id = ? AND seq <= ?').run(imp.import_id, staged[staged.length - 1].seq);
   });
 }

@@ -267,12 +267,21 @@ function countIds(ctx: Ctx, ids: number[], extra = '1'): number {
   ).n;
 }
 
+/**
+ * SQL for "the member's status is `status`", with the term that lets a query for a
+ * status other than active use the partial index members_status (migration 008).
+ */
+export function statusIs(status: MemberStatus, column = 'member_status_id'): string {
+  if (!(MEMBER_STATUSES as readonly string[]).includes(status)) throw new Error(`not a member status: ${status}`);
+  return status === 'a' ? `${column} = 'a'` : `${column} = '${status}' AND ${column} <> 'a'`;
+}
+
 /** PUT /members/status/{from}/to/{to}, optionally within one group. */
 export function moveStatus(ctx: Ctx, from: MemberStatus, to: SettableStatus, groupId?: number): true {
   return inTransaction(ctx.db, () => {
     if (groupId !== undefined) requireGroups(ctx, [groupId]);
     const inGroup = groupId === undefined ? '' : ' AND member_id IN (SELECT member_id FROM group_members WHERE member_group_id = ?)';
-    setStatusWhere(ctx, to, `deleted_at IS NULL AND member_status_id = ?${inGroup}`, groupId === undefined ? [from] : [from, groupId]);
+    setStatusWhere(ctx, to, `deleted_at IS NULL AND ${statusIs(from)}${inGroup}`, groupId === undefined ? [] : [groupId]);
     return true;
   });
 }
@@ -535,7 +544,7 @@ export function archiveMembers(ctx: Ctx, memberIds: number[]): boolean {
 /** DELETE /members?member_status_id=X: archives every live member of that status. */
 export function archiveByStatus(ctx: Ctx, status: SettableStatus): true {
   return inTransaction(ctx.db, () => {
-    archiveWhere(ctx, 'member_status_id = ?', [status]);
+    archiveWhere(ctx, statusIs(status), []);
     return true;
   });
 }

@@ -2,7 +2,8 @@ import * as s from '../schema.js';
 import { route } from '../route.js';
 import * as enc from '../encode.js';
 import * as imports from '../../service/imports.js';
-import type { ImportOptions } from '../../service/imports.js';
+import type { ImportOptions, RowsInput } from '../../service/imports.js';
+import { badRequest } from '../errors.js';
 
 const importId = s.object({ import_id: s.idText() });
 const smsStatus = s.optional(s.oneOf(['a', 'o'] as const));
@@ -17,6 +18,25 @@ const options = {
 };
 /** Each member is an object with an email; its other keys are field names (checked per row). */
 const memberRows = (min: number) => s.array(s.record(), { min, max: 100_000 });
+/**
+ * A batch's rows, as member objects or (an extension: what `amsg members import`
+ * sends) as CSV rows, the columns once and each row's text values in their order.
+ */
+const batchRows = {
+  members: s.optional(memberRows(0)),
+  columns: s.optional(s.array(s.string({ min: 1, max: 200 }), { min: 1, max: 1000 })),
+  rows: s.optional(s.textRows({ max: 100_000 })),
+};
+const rowsInput = (b: { members?: Record<string, unknown>[]; columns?: string[]; rows?: string[][] }): RowsInput => {
+  if (b.members !== undefined) {
+    if (b.columns !== undefined || b.rows !== undefined)
+      throw badRequest('members: give either members or columns and rows, not both');
+    return b.members;
+  }
+  if (b.columns === undefined || b.rows === undefined)
+    throw badRequest(`${b.columns === undefined ? 'columns' : 'rows'}: is required (or give members)`);
+  return { columns: b.columns, rows: b.rows };
+};
 
 const toOptions = (b: { criteria?: { sms?: ImportOptions['sms'] } } & Omit<ImportOptions, 'sms'>): ImportOptions => {
   const { criteria, ...rest } = b;
@@ -85,9 +105,16 @@ export const importRoutes = [
     extension: true,
     params: importId,
     // rejected: rows of this batch the client refused itself (counted as skipped errors).
-    body: s.object({ members: memberRows(0), rejected: s.optional(s.int({ min: 0, max: 100_000 })) }),
+    // offset: the rows the import must already have (409 otherwise), so batches sent
+    // ahead of their answers are applied in order or not at all.
+    body: s.object({
+      ...batchRows,
+      rejected: s.optional(s.int({ min: 0, max: 100_000 })),
+      offset: s.optional(s.int({ min: 0 })),
+    }),
     returns: '{import_id, received, num_members, added, updated, duplicates, skipped, errors}',
-    handler: ({ ctx, params, body }) => imports.appendRows(ctx, params.import_id, body.members, body.rejected),
+    handler: ({ ctx, params, body }) =>
+      imports.appendRows(ctx, params.import_id, rowsInput(body), body.rejected, body.offset),
   }),
   route({
     op: 'imports.validate',
@@ -95,11 +122,11 @@ export const importRoutes = [
     path: '/{account_id}/members/imports/validate',
     summary: 'What importing these rows would do (counts and row errors), with nothing written',
     extension: true,
-    body: s.object({ members: memberRows(0), ...options }),
+    body: s.object({ ...batchRows, ...options }),
     returns: '{received, added, updated, duplicates, skipped, errors}',
     handler: ({ ctx, body }) => {
-      const { members, ...rest } = body;
-      return imports.validateRows(ctx, members, toOptions(rest));
+      const { members, columns, rows, ...rest } = body;
+      return imports.validateRows(ctx, rowsInput({ members, columns, rows }), toOptions(rest));
     },
   }),
   route({

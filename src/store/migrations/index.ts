@@ -14,6 +14,8 @@ import * as subscriptions from './004-subscriptions.js';
 import * as searches from './005-searches.js';
 import * as mailings from './006-mailings.js';
 import * as importLedger from './007-import-ledger.js';
+import * as statusIndexPartial from './008-status-index-partial.js';
+import * as memberLastImport from './009-member-last-import.js';
 
 export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '001-spine', sql: spine.sql },
@@ -23,4 +25,6 @@ export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '005-searches', sql: searches.sql },
   { name: '006-mailings', sql: mailings.sql },
   { name: '007-import-ledger', sql: importLedger.sql },
+  { name: '008-status-index-partial', sql: statusIndexPartial.sql },
+  { name: '009-member-last-import', sql: memberLastImport.sql },
 ];
