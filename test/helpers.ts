@@ -6,6 +6,8 @@ import { fixedClock } from '../src/service/clock.js';
 import { initialize, localActor } from '../src/service/accounts.js';
 import { Router } from '../src/api/router.js';
 import type { Actor } from '../src/service/context.js';
+import { ImportWriter } from '../src/service/import-writer.js';
+import { fileURLToPath } from 'node:url';
 
 export const T0 = '2026-03-04T05:06:07.000Z';
 
@@ -21,15 +23,23 @@ export interface TestService {
   close(): void;
 }
 
-/** A fresh initialized database in a temp dir, with a pinned clock, acting as account 1's owner. */
-export function makeService(now = T0): TestService {
+/** The built import writer thread (tests run after `npm run build`). */
+export const WRITER_SCRIPT = fileURLToPath(new URL('../dist/import-writer-thread.js', import.meta.url));
+
+/**
+ * A fresh initialized database in a temp dir, with a pinned clock, acting as account
+ * 1's owner. With `importWriter`, streamed-import batches are written on the import
+ * writer's thread, as in the built CLI and `amsg serve`.
+ */
+export function makeService(now = T0, opts: { importWriter?: boolean } = {}): TestService {
   const dir = mkdtempSync(join(tmpdir(), 'amsg-test-'));
   const file = join(dir, 'amsg.db');
   const db = openDb(file);
   const clock = fixedClock(now);
   // Without the standard fields, so each test defines exactly the fields it uses.
   initialize(db, clock, { standardFields: false });
-  const router = new Router(db, clock);
+  const writer = opts.importWriter ? new ImportWriter(file, WRITER_SCRIPT) : undefined;
+  const router = new Router(db, clock, undefined, writer);
   const actor = localActor(db, 1);
   return {
     db,
@@ -49,6 +59,7 @@ export function makeService(now = T0): TestService {
       return { status: res.status, body: JSON.parse(JSON.stringify(res.body ?? null)) };
     },
     close() {
+      void writer?.close();
       db.close();
       rmSync(dir, { recursive: true, force: true });
     },

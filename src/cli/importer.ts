@@ -411,32 +411,43 @@ export async function runImport(
     progress.update({ rowsSent: outcome.rowsSent });
   };
 
+  let jobs: Target | undefined;
   /** Sends a batch; answers the rows the service refused. */
   const request = async (batch: Batch): Promise<RowErrors> => {
     try {
       return await target.send(batch);
     } catch (err) {
-      // The spec's service has no streamed imports: fall back to its POST /members.
+      // The spec's service has no streamed imports: fall back to its POST /members
+      // (once, whichever batch in flight found out first).
       if (!(err instanceof NoStreamedImports)) throw err;
-      note(`the service has no streamed imports: sending ${req.batchSize}-row batches with POST /members, one import record per batch`);
-      target = jobsTarget(api, columns, options, outcome, progress, req.wait);
-      return target.send(batch);
+      if (!jobs) {
+        note(`the service has no streamed imports: sending ${req.batchSize}-row batches with POST /members, one import record per batch`);
+        target = jobs = jobsTarget(api, columns, options, outcome, progress, req.wait);
+      }
+      return jobs.send(batch);
     }
   };
 
   // Reading runs ahead of sending: the next batch is parsed while the ones before it
-  // are applied. Where calls reach the service in the order they are made (local
-  // mode), two batches are in flight, so the service has the next one as soon as it
-  // is done with one; each carries its offset, so none is applied after one before it
-  // failed. Answers are reported in batch order. A failed send is held until the loop
-  // looks at it, so it is never an unhandled rejection while the next batch is read.
-  const depth = api.transport.keepsOrder ? 2 : 1;
+  // are applied, and two batches are in flight, so the service has the next one as
+  // soon as it is done with one. Each carries its offset: the service takes them in
+  // that order, and none after one before it failed. Answers are reported in batch
+  // order. A failed send is held until the loop looks at it, so it is never an
+  // unhandled rejection while the next batch is read.
+  const depth = 2;
   const inFlight: Promise<void>[] = [];
   let reported: Promise<void> = Promise.resolve();
   let sendFailure: { error: unknown } | undefined;
+  /** Waits until at most `keep` batches are in flight; throws the first failed send. */
   const settle = async (keep: number) => {
-    while (inFlight.length > keep) await inFlight.shift();
-    if (sendFailure) throw sendFailure.error;
+    const failed = () => {
+      if (sendFailure) throw sendFailure.error;
+    };
+    failed();
+    while (inFlight.length > keep) {
+      await inFlight.shift();
+      failed();
+    }
   };
   // Whether Ctrl-C left rows of the file unsent (a stop after the last batch went changes nothing).
   let stoppedEarly = false;
@@ -503,7 +514,11 @@ export async function runImport(
     await settle(0);
   } catch (err) {
     failure = err as Error;
-    await Promise.all(inFlight);
+    // After a failed batch the ones in flight cannot be applied (they follow rows the
+    // import does not have), and one may wait at the service for the failed one
+    // until the import is ended below. After any other failure they are awaited
+    // first, so the import is not ended under a batch still being written.
+    if (!sendFailure) await Promise.all(inFlight);
   }
   outcome.interrupted = stoppedEarly && !failure;
   await errors.close();
@@ -519,6 +534,7 @@ export async function runImport(
     // The import stays in progress (p) and can be resumed; the first failure is the one to tell.
     if (!failure) throw err;
   }
+  await Promise.all(inFlight);
   if (failure) throw Object.assign(failure, { outcome });
   return outcome;
 }

@@ -51,9 +51,6 @@ export class HttpTransport implements Transport {
   /** The server runs its jobs in the background. */
   readonly runsJobs = false;
 
-  /** Two requests in flight may arrive in either order (two connections of the pool). */
-  readonly keepsOrder = false;
-
   async request(call: ApiCall): Promise<unknown> {
     return parse((await this.exchange(call, true)).text!);
   }

@@ -26,8 +26,6 @@ export class LocalTransport implements Transport {
 
   readonly runsJobs = true;
 
-  readonly keepsOrder = true;
-
   private async open(): Promise<LocalService> {
     if (!this.service) {
       // Checked here, not in openLocal, because a missing file means the service

@@ -30,12 +30,6 @@ export interface Transport {
    * waiting for a job then polls without pausing, since a pause is time no job runs.
    */
   readonly runsJobs: boolean;
-  /**
-   * True when calls reach the service in the order they are made, even while earlier
-   * ones are still being answered (local mode: each is handed over as it is made).
-   * A bulk import then sends its next batch before the last one is answered.
-   */
-  readonly keepsOrder: boolean;
   close(): Promise<void>;
 }
 

@@ -427,8 +427,10 @@ function memberFiles(ctx: Ctx, memberId: number, now: string): Record<string, st
   const groups = (
     stmt(
       ctx.db,
-      `SELECT g.member_group_id, g.group_name, gm.added_at
+      // A membership without a time of its own began with the member (migration 010).
+      `SELECT g.member_group_id, g.group_name, COALESCE(gm.added_at, m.member_since) AS added_at
          FROM group_members gm JOIN member_groups g ON g.member_group_id = gm.member_group_id
+              JOIN members m ON m.member_id = gm.member_id
         WHERE gm.member_id = ? AND g.deleted_at IS NULL ORDER BY g.member_group_id`,
     ).all(memberId) as { member_group_id: number; group_name: string; added_at: string }[]
   ).map((g) => ({ ...g, added_at: atD(g.added_at) }));

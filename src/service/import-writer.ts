@@ -84,6 +84,11 @@ export class ImportWriter {
     throw Object.assign(new Error(a.failure.message), { code: a.failure.code });
   }
 
+  /** Starts the thread ahead of the first batch (a streamed import was just opened), so that batch does not wait for it. */
+  warm() {
+    this.start();
+  }
+
   private start(): Worker {
     if (this.worker) return this.worker;
     const worker = new Worker(this.script, { workerData: { file: this.file } });

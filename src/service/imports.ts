@@ -248,10 +248,12 @@ export function stageImport(ctx: Ctx, members: Record<string, unknown>[], opts: 
 
 /** Opens a streamed import (extension); rows follow with appendRows. */
 export function openImport(ctx: Ctx, opts: ImportOptions): ImportRecord {
-  return inTransaction(ctx.db, () => {
+  const record = inTransaction(ctx.db, () => {
     checkOptions(ctx, opts);
     return getImport(ctx, insertImport(ctx, opts, 'stream'));
   });
+  ctx.importWriter?.warm();
+  return record;
 }
 
 // ---------------------------------------------------------------- checking rows
@@ -814,11 +816,12 @@ function writeRows(w: BatchWrite, rows: CheckedRows) {
       .get(lo, hi);
     if (freshJoinAll)
       for (const [groupId, memberIds] of joinsFresh) {
+        // No time of its own: the membership began with the member (migration 010).
         const added = stmt(
           db,
-          `INSERT OR IGNORE INTO group_members (member_group_id, member_id, added_at)
-           SELECT ?, value, ? FROM json_each(?)`,
-        ).run(groupId, now, JSON.stringify(memberIds)).changes;
+          `INSERT OR IGNORE INTO group_members (member_group_id, member_id)
+           SELECT ?, value FROM json_each(?)`,
+        ).run(groupId, JSON.stringify(memberIds)).changes;
         if (added !== memberIds.length) throw new Error('import: a new member was already in a group');
         c.byGroup[groupId] = (c.byGroup[groupId] ?? 0) + added;
       }
@@ -1231,9 +1234,106 @@ export function appendRows(
   rejected = 0,
   offset?: number,
 ): BatchResult | Promise<BatchResult> {
+  if (offset === undefined) return appendNow(ctx, importId, rows, rejected);
+  const order = BatchOrder.of(ctx.db);
+  const run = () => {
+    let result: BatchResult | Promise<BatchResult>;
+    try {
+      result = appendNow(ctx, importId, rows, rejected, offset);
+    } catch (err) {
+      order.failed(importId);
+      throw err;
+    }
+    // Handed over (the writer has the whole batch): the one after it may go.
+    order.taken(importId, offset + rowCount(rows) + rejected);
+    if (result instanceof Promise)
+      result = result.catch((err: unknown) => {
+        order.failed(importId);
+        throw err;
+      });
+    return result;
+  };
+  if (order.isTurn(importId, offset, () => importRow(ctx, importId).num_members)) return run();
+  return order.waitFor(importId, offset).then(run);
+}
+
+/** Applies a batch now: on the import writer's thread, or here. */
+function appendNow(ctx: Ctx, importId: number, rows: RowsInput, rejected: number, offset?: number) {
   checkColumns(FieldCatalog.of(ctx), rows);
+  // The writer takes the batch (all of it) before this returns.
   if (ctx.importWriter) return ctx.importWriter.append(ctx, importId, rows, rejected, offset);
   return appendRowsHere(ctx, importId, rows, rejected, offset);
+}
+
+/**
+ * Streamed-import batches taken in the order of their offsets. A client sends the
+ * next batch before the last one is answered, so the writer always has one waiting;
+ * over HTTP the two may arrive on two connections in either order, and the later
+ * one then waits here for the one it follows (a minute at most). The order is only
+ * for speed: the write itself refuses a batch whose offset is not the import's row
+ * count (a 409), so nothing is applied out of order whatever arrives when.
+ */
+class BatchOrder {
+  private static readonly byDb = new WeakMap<Db, BatchOrder>();
+  /** Per import, the offset of the batch that comes next (after those taken). */
+  private readonly next = new Map<number, number>();
+  private readonly waiting = new Map<string, () => void>();
+
+  static of(db: Db): BatchOrder {
+    let order = BatchOrder.byDb.get(db);
+    if (!order) BatchOrder.byDb.set(db, (order = new BatchOrder()));
+    return order;
+  }
+
+  /** Whether a batch at `offset` may go now: it is the next (or is behind, and its write will say so). */
+  isTurn(importId: number, offset: number, rowsNow: () => number): boolean {
+    return offset <= (this.next.get(importId) ?? rowsNow());
+  }
+
+  waitFor(importId: number, offset: number): Promise<void> {
+    const key = `${importId}:${offset}`;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(key);
+        reject(
+          new ApiError(409, `offset: the batch before row ${offset} of import ${importId} did not arrive`, { field: 'offset' }),
+        );
+      }, 60_000);
+      timer.unref();
+      this.waiting.set(key, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** The import ended: batches still waiting go now (and are refused: they follow rows it does not have). */
+  release(importId: number) {
+    for (const [key, wake] of this.waiting)
+      if (key.startsWith(`${importId}:`)) {
+        this.waiting.delete(key);
+        wake();
+      }
+  }
+
+  /**
+   * A batch failed: the import has fewer rows than the batches after it expect.
+   * Those waiting go now (to be refused), and the next batch's turn is read from
+   * the import's row count again (a client resuming sends that as its offset).
+   */
+  failed(importId: number) {
+    this.next.delete(importId);
+    this.release(importId);
+  }
+
+  /** A batch was taken (written, failed, or handed to the writer): the one after it may go. */
+  taken(importId: number, nextOffset: number) {
+    this.next.set(importId, nextOffset);
+    const key = `${importId}:${nextOffset}`;
+    const wake = this.waiting.get(key);
+    this.waiting.delete(key);
+    wake?.();
+  }
 }
 
 /** appendRows on this thread and connection. */
@@ -1285,6 +1385,7 @@ export function finishImport(ctx: Ctx, importId: number, error?: string): Import
       stamp(ctx.clock.now()),
       importId,
     );
+    BatchOrder.of(ctx.db).release(importId);
     return getImport(ctx, importId);
   });
 }

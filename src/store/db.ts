@@ -25,14 +25,32 @@ const NATIVE_BINDING: string | undefined = (() => {
  */
 export function openDb(file: string): Db {
   const db = new Database(file, NATIVE_BINDING ? { nativeBinding: NATIVE_BINDING } : {});
-  db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 10000');
+  useWal(db);
   db.pragma('foreign_keys = ON');
   // NORMAL is durable across a process kill in WAL mode (only an OS crash can lose
   // the last transactions), and it avoids an fsync per commit.
   db.pragma('synchronous = NORMAL');
   migrate(db);
   return db;
+}
+
+/**
+ * Switches to WAL. On a new file that another process is setting up at the same
+ * moment (two `amsg init` at once) SQLite can answer SQLITE_BUSY here without
+ * waiting on the busy timeout, so the switch is tried again for up to ten seconds.
+ */
+function useWal(db: Db) {
+  const until = Date.now() + 10_000;
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > until) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    }
+  }
 }
 
 /** Applies the migrations not yet recorded in schema_migrations, in order, each in its own transaction. */

@@ -771,7 +771,8 @@ describe('runImport (the CLI pipeline) against the route table', () => {
   it('a stop (Ctrl-C) sends no partial batch: the record ends in e on a batch boundary', async () => {
     const stop: { stopped: boolean; onStop?: () => void } = { stopped: false };
     const api = await apiOver((call) => {
-      // Ctrl-C while the first batch is being applied.
+      // Ctrl-C while the first batch is being applied; the second was sent with it
+      // (two are in flight), the last row (line 8) is a partial batch.
       if (call.path.endsWith('/rows')) {
         stop.stopped = true;
         stop.onStop?.();
@@ -780,31 +781,32 @@ describe('runImport (the CLI pipeline) against the route table', () => {
     });
     const outcome = await runImport(api, request(csv('seven.csv', rows(7)), { batchSize: 3 }), quiet, () => undefined, stop);
     expect(outcome.interrupted).toBe(true);
-    expect(outcome.lastLine).toBe(4);
+    expect(outcome.lastLine).toBe(7);
     expect(outcome.imports[0]).toMatchObject({
       status: 'e',
-      num_members: 3,
-      error_message: 'interrupted after line 4; resume with --resume',
+      num_members: 6,
+      error_message: 'interrupted after line 7; resume with --resume',
     });
-    expect(countRows(s, 'members')).toBe(3);
+    expect(countRows(s, 'members')).toBe(6);
   });
 
-  it('a stop while the next batch waits for the one in flight sends neither more', async () => {
+  it('a stop while the next batch waits for the two in flight sends no more', async () => {
     const stop: { stopped: boolean; onStop?: () => void } = { stopped: false };
     let rowCalls = 0;
     const api = await apiOver(async (call) => {
       if (call.path.endsWith('/rows') && ++rowCalls === 1) {
-        // The first batch takes a while: the reader fills the second one meanwhile.
+        // The first batch takes a while: the second goes meanwhile, and the reader
+        // fills the third, which waits for the first.
         await new Promise((r) => setTimeout(r, 200));
         stop.stopped = true;
         stop.onStop?.();
       }
       return undefined;
     });
-    const outcome = await runImport(api, request(csv('eight.csv', rows(8)), { batchSize: 3 }), quiet, () => undefined, stop);
-    expect(rowCalls).toBe(1);
-    expect(outcome).toMatchObject({ interrupted: true, lastLine: 4, rowsSent: 3 });
-    expect(outcome.imports[0]).toMatchObject({ status: 'e', num_members: 3 });
+    const outcome = await runImport(api, request(csv('eleven.csv', rows(11)), { batchSize: 3 }), quiet, () => undefined, stop);
+    expect(rowCalls).toBe(2);
+    expect(outcome).toMatchObject({ interrupted: true, lastLine: 7, rowsSent: 6 });
+    expect(outcome.imports[0]).toMatchObject({ status: 'e', num_members: 6 });
   });
 
   it('a stop before the first batch was written leaves no record at all', async () => {

@@ -16,6 +16,7 @@ import * as mailings from './006-mailings.js';
 import * as importLedger from './007-import-ledger.js';
 import * as statusIndexPartial from './008-status-index-partial.js';
 import * as memberLastImport from './009-member-last-import.js';
+import * as membershipAddedWithMember from './010-membership-added-with-member.js';
 
 export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '001-spine', sql: spine.sql },
@@ -27,4 +28,5 @@ export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '007-import-ledger', sql: importLedger.sql },
   { name: '008-status-index-partial', sql: statusIndexPartial.sql },
   { name: '009-member-last-import', sql: memberLastImport.sql },
+  { name: '010-membership-added-with-member', sql: membershipAddedWithMember.sql },
 ];

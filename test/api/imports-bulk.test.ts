@@ -1,0 +1,266 @@
+/**
+ * The bulk path of streamed imports: CSV rows, batch offsets, the update of members
+ * an import finds (one upsert per row), duplicates across batches and across
+ * interleaved imports. Every scenario runs twice: with batches written on this
+ * thread, and on the import writer's thread (the built CLI and `amsg serve`), and
+ * the answers and stored rows must be the same.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { makeService, T0, type TestService } from '../helpers.js';
+import { atD, countRows, createField, createGroups, ok } from './util.js';
+
+describe.each([
+  ['written here', false],
+  ['written by the import writer thread', true],
+])('streamed import rows, %s', (_, importWriter) => {
+  let s: TestService;
+  beforeEach(async () => {
+    s = makeService(T0, { importWriter });
+    await createField(s, { shortcut_name: 'first_name', field_type: 'text' }); // 1
+    await createField(s, { shortcut_name: 'birthday', field_type: 'date' }); // 2
+    await createField(s, { shortcut_name: 'score', field_type: 'numeric' }); // 3
+  });
+  afterEach(() => s.close());
+
+  const open = (extra: Record<string, unknown> = {}) => ok(s, 'POST', '/1/members/imports', { body: extra }).then((r) => r.import_id as number);
+  const send = (id: number, body: Record<string, unknown>) => s.call('POST', `/1/members/imports/${id}/rows`, { body });
+  const csvRows = async (id: number, columns: string[], rows: string[][], extra: Record<string, unknown> = {}) => {
+    const res = await send(id, { columns, rows, ...extra });
+    if (res.status !== 200) throw new Error(`rows answered ${res.status}: ${JSON.stringify(res.body)}`);
+    return res.body;
+  };
+  const getImport = (id: number) => ok(s, 'GET', `/1/members/imports/${id}`);
+  const stored = () =>
+    s.db
+      .prepare('SELECT member_id, email, member_status_id, field_values, sms_phone_number, deleted_at FROM members ORDER BY member_id')
+      .all();
+  const groupsOf = (memberId: number) =>
+    (
+      s.db
+        .prepare(
+          `SELECT g.group_name FROM group_members gm JOIN member_groups g ON g.member_group_id = gm.member_group_id
+            WHERE gm.member_id = ? ORDER BY g.group_name`,
+        )
+        .all(memberId) as { group_name: string }[]
+    ).map((g) => g.group_name);
+  const everything = () =>
+    JSON.stringify(
+      ['members', 'member_groups', 'group_members', 'member_imports', 'import_ledger'].map((t) => s.db.prepare(`SELECT * FROM ${t}`).all()),
+    );
+
+  it('CSV rows: values as text, trimmed; groups split on ; and |, created when missing; phone_number; each bad row told by position', async () => {
+    const id = await open();
+    const answer = await csvRows(
+      id,
+      ['email', 'first_name', 'birthday', 'score', 'groups', 'phone_number'],
+      [
+        [' Ada@Example.com ', ' Ada ', '1990-02-03', '7.5', 'Gold; Silver|Bronze', '+4791234567'],
+        ['bob@example.com', 'Bob', '', '', '', ''],
+        ['not-an-address', 'X', '', '', '', ''],
+        ['cy@example.com', 'Cy', '1990-02-30', '', '', ''],
+        ['dee@example.com', 'Dee'],
+        ['eve@example.com', 'Eve', '', 'ten', 'Gold', ''],
+      ],
+    );
+    expect(answer).toEqual({
+      import_id: id,
+      received: 6,
+      num_members: 6,
+      added: 2,
+      updated: 0,
+      duplicates: 0,
+      skipped: 4,
+      errors: [
+        { index: 2, email: 'not-an-address', error: '"not-an-address" is not a valid e-mail address' },
+        { index: 3, email: 'cy@example.com', error: expect.stringMatching(/^birthday: /) },
+        { index: 4, email: null, error: 'has 2 values; there are 6 columns' },
+        { index: 5, email: 'eve@example.com', error: expect.stringMatching(/^score: /) },
+      ],
+    });
+    expect(stored()).toEqual([
+      {
+        member_id: 1,
+        email: 'ada@example.com',
+        member_status_id: 'a',
+        field_values: '{"1":"Ada","2":"1990-02-03","3":7.5}',
+        sms_phone_number: '+4791234567',
+        deleted_at: null,
+      },
+      // Empty cells are no value at all for a new member.
+      { member_id: 2, email: 'bob@example.com', member_status_id: 'a', field_values: '{"1":"Bob"}', sms_phone_number: null, deleted_at: null },
+    ]);
+    expect(groupsOf(1)).toEqual(['Bronze', 'Gold', 'Silver']);
+    expect(groupsOf(2)).toEqual([]);
+    // Eve's row named Gold too, but was refused: Gold has Ada alone.
+    expect(countRows(s, 'member_groups')).toBe(3);
+    expect(await getImport(id)).toMatchObject({ num_members: 6, num_members_added: 2, num_skipped: 4, num_errors: 4 });
+  });
+
+  it('an empty cell leaves a value as it is when the member is updated; the rest are merged', async () => {
+    const first = await open();
+    await csvRows(first, ['email', 'first_name', 'score'], [['ada@example.com', 'Ada', '1']]);
+    const second = await open();
+    expect(await csvRows(second, ['email', 'first_name', 'score'], [['ADA@example.com', '', '2']])).toMatchObject({ added: 0, updated: 1 });
+    expect(stored()).toMatchObject([{ member_id: 1, field_values: '{"1":"Ada","3":2}' }]);
+    expect(await ok(s, 'GET', `/1/members/imports/${second}/members`)).toEqual([
+      { member_id: 1, change_type: 'u', member_status_id: 'a', email: 'ada@example.com' },
+    ]);
+  });
+
+  it('columns that name no field, no email column, or one field twice: a 400 naming each, and nothing written', async () => {
+    const id = await open();
+    const before = everything();
+    const refused = await send(id, { columns: ['E-mail', 'first_name', 'shoe_size', 'First_Name'], rows: [['a@b.org', 'A', '4', 'B']] });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual({
+      error:
+        'columns: "E-mail" is not a field (nor email, groups or phone_number); "shoe_size" is not a field (nor email, groups or phone_number); ' +
+        '"First_Name" is given twice; there is no email column',
+      field: 'columns',
+    });
+    expect((await send(id, { columns: ['email'] })).body).toEqual({ error: 'rows: is required (or give members)' });
+    expect((await send(id, { rows: [['a@b.org']] })).body).toEqual({ error: 'columns: is required (or give members)' });
+    expect((await send(id, { members: [{ email: 'a@b.org' }], columns: ['email'], rows: [] })).body).toEqual({
+      error: 'members: give either members or columns and rows, not both',
+    });
+    expect((await send(id, { columns: ['email'], rows: [['a@b.org', 7]] })).body).toEqual({ error: 'rows[0][1]: must be a string, got number 7', field: 'rows[0][1]' });
+    expect(everything()).toBe(before);
+  });
+
+  it('offsets: a batch that does not follow the rows the import has is a 409 that writes nothing', async () => {
+    const id = await open();
+    await csvRows(id, ['email'], [['a@b.org'], ['b@b.org']], { offset: 0 });
+    const before = everything();
+    const res = await send(id, { columns: ['email'], rows: [['c@b.org']], offset: 0 });
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({ error: `offset: this batch follows row 0, but import ${id} has 2 rows`, field: 'offset', num_members: 2 });
+    expect(everything()).toBe(before);
+    expect(await csvRows(id, ['email'], [['c@b.org']], { offset: 2, rejected: 1 })).toMatchObject({ num_members: 4, added: 1, skipped: 1 });
+  });
+
+  it('a batch that arrives before the one it follows waits for it, and both are applied in file order', async () => {
+    const id = await open();
+    const later = send(id, { columns: ['email'], rows: [['c@b.org'], ['d@b.org']], offset: 2 });
+    const earlier = send(id, { columns: ['email'], rows: [['a@b.org'], ['b@b.org']], offset: 0 });
+    expect((await earlier).body).toMatchObject({ num_members: 2, added: 2 });
+    expect((await later).body).toMatchObject({ num_members: 4, added: 2 });
+    expect((stored() as { email: string }[]).map((m) => m.email)).toEqual(['a@b.org', 'b@b.org', 'c@b.org', 'd@b.org']);
+  });
+
+  it('a batch left waiting for one that failed is refused once the import is ended', async () => {
+    const id = await open();
+    const waiting = send(id, { columns: ['email'], rows: [['c@b.org']], offset: 5 });
+    await ok(s, 'POST', `/1/members/imports/${id}/finish`, { body: { error: 'the batch before it failed' } });
+    const res = await waiting;
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ field: 'offset', num_members: 0 });
+    expect(countRows(s, 'members')).toBe(0);
+    expect(await getImport(id)).toMatchObject({ status: 'e', error_message: 'the batch before it failed' });
+  });
+
+  it('a file imported again updates every member once, brings archived ones back, and counts an address seen in an earlier batch as a duplicate', async () => {
+    const [gold] = await createGroups(s, 'Gold');
+    const columns = ['email', 'first_name', 'groups'];
+    const first = await open();
+    await csvRows(first, columns, [['a@b.org', 'A', ''], ['b@b.org', 'B', 'Gold'], ['c@b.org', 'C', '']]);
+    expect(await ok(s, 'DELETE', '/1/members/3')).toBe(true);
+    const again = await open();
+    // Batch 1 updates a, b and c (c comes back); batch 2 names b again: a duplicate, its value not taken.
+    expect(await csvRows(again, columns, [['a@b.org', 'A2', 'Gold'], ['b@b.org', 'B2', 'Gold'], ['c@b.org', 'C2', '']])).toMatchObject({
+      added: 0,
+      updated: 3,
+      duplicates: 0,
+    });
+    expect(await csvRows(again, columns, [['b@b.org', 'B3', ''], ['d@b.org', 'D', 'Gold']])).toMatchObject({
+      added: 1,
+      updated: 0,
+      duplicates: 1,
+    });
+    expect(stored()).toMatchObject([
+      { member_id: 1, field_values: '{"1":"A2"}', deleted_at: null },
+      { member_id: 2, field_values: '{"1":"B2"}', deleted_at: null },
+      { member_id: 3, field_values: '{"1":"C2"}', deleted_at: null },
+      { member_id: 4, field_values: '{"1":"D"}', deleted_at: null },
+    ]);
+    expect(await getImport(again)).toMatchObject({
+      num_members: 5,
+      num_members_added: 1,
+      num_members_updated: 3,
+      num_duplicates: 1,
+      num_added_by_group: [{ member_group_id: gold, num_added: 2 }],
+    });
+    expect(await ok(s, 'GET', `/1/members/imports/${again}/members`)).toEqual([
+      { member_id: 1, change_type: 'u', member_status_id: 'a', email: 'a@b.org' },
+      { member_id: 2, change_type: 'u', member_status_id: 'a', email: 'b@b.org' },
+      { member_id: 3, change_type: 'u', member_status_id: 'a', email: 'c@b.org' },
+      { member_id: 4, change_type: 'a', member_status_id: 'a', email: 'd@b.org' },
+    ]);
+    expect(await ok(s, 'GET', `/1/members/imports/${again}/members`, { query: { added_to_groups: 'true' } })).toEqual([
+      { member_id: 1, change_type: 'u', member_status_id: 'a', email: 'a@b.org' },
+      { member_id: 4, change_type: 'a', member_status_id: 'a', email: 'd@b.org' },
+    ]);
+  });
+
+  it('two imports in turns: a member the earlier one already wrote is its duplicate, though the later one wrote it since', async () => {
+    const a = await open();
+    const b = await open();
+    await csvRows(a, ['email', 'first_name'], [['x@b.org', 'A1']]);
+    await csvRows(b, ['email', 'first_name'], [['x@b.org', 'B1']]);
+    expect(await csvRows(a, ['email', 'first_name'], [['x@b.org', 'A2'], ['y@b.org', 'A3']])).toMatchObject({
+      added: 1,
+      updated: 0,
+      duplicates: 1,
+    });
+    expect(await csvRows(b, ['email', 'first_name'], [['x@b.org', 'B2'], ['y@b.org', 'B3']])).toMatchObject({
+      added: 0,
+      updated: 1,
+      duplicates: 1,
+    });
+    expect(stored()).toMatchObject([
+      { email: 'x@b.org', field_values: '{"1":"B1"}' },
+      { email: 'y@b.org', field_values: '{"1":"B3"}' },
+    ]);
+  });
+
+  it('memberships made with the member have no time of their own: the member export says member_since', async () => {
+    const [gold] = await createGroups(s, 'Gold');
+    const id = await open({ group_ids: [gold] });
+    await csvRows(id, ['email'], [['a@b.org']]);
+    s.clock.set('2026-05-06T07:08:09.000Z');
+    const later = await open({ group_ids: [gold] });
+    await csvRows(later, ['email', 'groups'], [['a@b.org', 'Silver']]);
+    expect(s.db.prepare('SELECT member_group_id, added_at FROM group_members ORDER BY member_group_id').all()).toEqual([
+      { member_group_id: gold, added_at: null },
+      { member_group_id: gold + 1, added_at: '2026-05-06T07:08:09.000000' },
+    ]);
+    const exp = await ok(s, 'POST', '/1/exports/members/1');
+    const { unzipSync, strFromU8 } = await import('fflate');
+    const res = await s.router.handle({ method: 'GET', path: `/1/exports/${exp.export_id}/download`, query: {}, actor: s.actor });
+    const zip = unzipSync(new Uint8Array(res.raw!.data as Buffer));
+    expect(JSON.parse(strFromU8(zip['groups.json']))).toEqual([
+      { member_group_id: gold, group_name: 'Gold', added_at: atD(T0) },
+      { member_group_id: gold + 1, group_name: 'Silver', added_at: '@D:2026-05-06T07:08:09' },
+    ]);
+  });
+});
+
+describe('the members_status index (partial: members who are not active)', () => {
+  it('a status move for a rare status reads it; an active member has no entry', async () => {
+    const s = makeService();
+    try {
+      const { statusIs } = await import('../../src/service/members.js');
+      const plan = (sql: string) =>
+        (s.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join('; ');
+      // The form of a status move (members.ts setStatusWhere).
+      expect(
+        plan(
+          `UPDATE members SET member_status_id = 'a' WHERE account_id = 1 AND member_status_id <> 'a' AND (deleted_at IS NULL AND ${statusIs('o')})`,
+        ),
+      ).toBe('SEARCH members USING INDEX members_status (account_id=? AND member_status_id=?)');
+      expect(statusIs('a')).toBe("member_status_id = 'a'");
+      expect(() => statusIs('z' as never)).toThrow('not a member status: z');
+    } finally {
+      s.close();
+    }
+  });
+});
