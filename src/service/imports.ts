@@ -985,43 +985,30 @@ function upsertStatement(db: Db, n: number): Statement {
  */
 function upsertRows(w: BatchWrite, rows: CheckedRows, listIds: (number[] | Error)[], from: number, records: Written[], fresh: Written[]) {
   const { ctx, c } = w;
-  const n = rows.emails.length;
   const before = (stmt(ctx.db, 'SELECT max(member_id) FROM members').pluck().get() as number | null) ?? 0;
   const named = { account: ctx.accountId, now: w.now, import: w.imp.import_id };
-  for (let at = from; at < n; ) {
-    const chunk: Written[] = [];
-    const args: unknown[] = [];
-    let end = at;
-    for (; end < n && chunk.length < INSERT_CHUNK; end++) {
-      const email = rows.emails[end];
-      const list = rows.groupList[end];
-      const groups = list === -1 ? w.importGroups : listIds[list];
-      if (groups instanceof Error) {
-        c.skipped++;
-        c.errors.push({ index: rows.index[end], email, error: groups.message });
-      } else if (w.seen.has(email)) c.duplicates++;
-      else {
-        w.seen.add(email);
-        chunk.push({ id: 0, change: 'a', row: end, groups });
-        args.push(email, rows.patches[end]);
-      }
-    }
+  for (let at = from; at < rows.emails.length; ) {
+    const { chunk, end } = takeChunk(w, rows, listIds, at);
+    countPassedOver(w, rows, listIds, at, end, chunk);
     at = end;
     if (!chunk.length) continue;
+    const args: unknown[] = [];
+    for (const r of chunk) args.push(rows.emails[r.row], rows.patches[r.row]);
     const ids = new Map<string, number>();
     for (const [id, email] of upsertStatement(ctx.db, chunk.length).all(args, named) as [number, string][]) ids.set(email, id);
     for (const r of chunk) {
       const id = ids.get(rows.emails[r.row]);
-      if (id === undefined) c.duplicates++;
-      else if (id > before) {
-        r.id = id;
-        records.push(r);
+      if (id === undefined) {
+        c.duplicates++;
+        continue;
+      }
+      r.id = id;
+      records.push(r);
+      if (id > before) {
         fresh.push(r);
         c.added++;
       } else {
-        r.id = id;
         r.change = 'u';
-        records.push(r);
         c.updated++;
       }
     }
@@ -1058,50 +1045,63 @@ function insertMembers(ctx: Ctx, now: string, importId: number, rows: CheckedRow
 }
 
 /**
+ * The rows from `at` on, up to a statement's worth with an address new to the batch
+ * and good groups; their addresses are taken into `seen`. Answers them and where
+ * they end.
+ */
+function takeChunk(w: BatchWrite, rows: CheckedRows, listIds: (number[] | Error)[], at: number) {
+  const chunk: Written[] = [];
+  let end = at;
+  for (; end < rows.emails.length && chunk.length < INSERT_CHUNK; end++) {
+    const email = rows.emails[end];
+    const list = rows.groupList[end];
+    const groups = list === -1 ? w.importGroups : listIds[list];
+    if (groups instanceof Error || w.seen.has(email)) continue;
+    w.seen.add(email);
+    chunk.push({ id: 0, change: 'a', row: end, groups });
+  }
+  return { chunk, end };
+}
+
+/** Counts the rows from `at` to `end` that takeChunk passed over: a bad group list is an error, a seen address a duplicate. */
+function countPassedOver(w: BatchWrite, rows: CheckedRows, listIds: (number[] | Error)[], at: number, end: number, chunk: Written[]) {
+  const { c } = w;
+  for (let i = at, k = 0; i < end; i++) {
+    if (chunk[k]?.row === i) {
+      k++;
+      continue;
+    }
+    const list = rows.groupList[i];
+    const groups = list === -1 ? undefined : listIds[list];
+    if (groups instanceof Error) {
+      c.skipped++;
+      c.errors.push({ index: rows.index[i], email: rows.emails[i], error: groups.message });
+    } else c.duplicates++;
+  }
+}
+
+/**
  * Writes the rows as new members, a statement's worth at a time, without looking
  * them up: the insert finds an existing address itself (its unique index), and that
  * statement is then undone. Answers the first row not decided here (all of them, or
- * where the first existing member turned up); the rest go the lookup's way.
+ * where the first existing member turned up); the rest go the upsert's way.
  */
 function insertNew(w: BatchWrite, rows: CheckedRows, listIds: (number[] | Error)[], records: Written[], fresh: Written[]): number {
-  const { c } = w;
-  const n = rows.emails.length;
-  for (let at = 0; at < n; ) {
-    // The next rows up to a statement's worth of members (their addresses are taken
-    // back from `seen` should the statement be undone).
-    const chunk: Written[] = [];
-    let end = at;
-    for (; end < n && chunk.length < INSERT_CHUNK; end++) {
-      const email = rows.emails[end];
-      const list = rows.groupList[end];
-      const groups = list === -1 ? w.importGroups : listIds[list];
-      if (groups instanceof Error || w.seen.has(email)) continue;
-      w.seen.add(email);
-      chunk.push({ id: 0, change: 'a', row: end, groups });
-    }
+  for (let at = 0; at < rows.emails.length; ) {
+    const { chunk, end } = takeChunk(w, rows, listIds, at);
     if (chunk.length && !insertChunk(w.ctx, w.now, w.imp.import_id, rows, chunk, true)) {
+      // Undone: these rows are decided again, the other way.
       for (const r of chunk) w.seen.delete(rows.emails[r.row]);
       w.insertFirst = false;
       return at;
     }
-    for (let i = at, k = 0; i < end; i++) {
-      if (chunk[k]?.row === i) {
-        const r = chunk[k++];
-        records.push(r);
-        fresh.push(r);
-        c.added++;
-        continue;
-      }
-      const list = rows.groupList[i];
-      const groups = list === -1 ? undefined : listIds[list];
-      if (groups instanceof Error) {
-        c.skipped++;
-        c.errors.push({ index: rows.index[i], email: rows.emails[i], error: groups.message });
-      } else c.duplicates++;
-    }
+    records.push(...chunk);
+    fresh.push(...chunk);
+    w.c.added += chunk.length;
+    countPassedOver(w, rows, listIds, at, end, chunk);
     at = end;
   }
-  return n;
+  return rows.emails.length;
 }
 
 const SMS_KEYS = new Set(['phone_number', 'region_code', 'transactional_status', 'promotional_status']);
