@@ -33,25 +33,32 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const outIndex = process.argv.indexOf('--outdir');
 const outdir = outIndex > 0 ? process.argv[outIndex + 1] : `${root}/dist`;
 rmSync(outdir, { recursive: true, force: true });
-const result = await build({
+const common = {
   absWorkingDir: root,
-  // The import writer's thread is an entry of its own: a worker is started from a file.
-  entryPoints: { main: 'src/cli/main.ts', 'import-writer-thread': 'src/service/import-writer-thread.ts' },
   outdir,
   bundle: true,
-  splitting: true,
   format: 'esm',
   platform: 'node',
   target: 'node20',
+  // NOMIN=1 keeps names, for readable CPU profiles.
   minify: !process.env.NOMIN,
   // The native addon is loaded by path at run time (src/store/db.ts).
   // react-devtools-core is Ink's optional debugging hook (loaded only with DEV=true).
   external: ['*.node', 'react-devtools-core'],
   // CommonJS dependencies (commander, find-my-way, better-sqlite3) call require().
   banner: { js: "import{createRequire as __amsgCreateRequire}from'node:module';const require=__amsgCreateRequire(import.meta.url);" },
+  logLevel: 'warning',
+};
+const result = await build({
+  ...common,
+  entryPoints: { main: 'src/cli/main.ts' },
+  splitting: true,
   plugins: [lazyChildProcessForCommander],
   // Which packages went into which chunk (bench/check-modules.js reads it).
   metafile: true,
-  logLevel: 'warning',
 });
 writeFileSync(`${outdir}/metafile.json`, JSON.stringify(result.metafile));
+// The import writer's thread (a worker starts from a file) is one file of its own:
+// built with main, it would share chunks with the engine, and every local command
+// would load one file more.
+await build({ ...common, entryPoints: { 'import-writer-thread': 'src/service/import-writer-thread.ts' } });

@@ -15,7 +15,7 @@
  * catalog than the writer's own (a field changed since) are not written by it: the
  * batch is then written here instead.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ApiError } from '../api/errors.js';
@@ -91,6 +91,8 @@ export class ImportWriter {
 
   private start(): Worker {
     if (this.worker) return this.worker;
+    // Loaded on first use: every local command loads this module, few start a writer.
+    const { Worker } = process.getBuiltinModule('node:worker_threads') as typeof import('node:worker_threads');
     const worker = new Worker(this.script, { workerData: { file: this.file } });
     worker.on('message', (a: WriterAnswer) => {
       const w = this.waiting.get(a.batch);
