@@ -199,9 +199,7 @@ class ErrorsFile {
 
 /** Rows read together and sent in one call, with the ones refused before sending. */
 interface Batch {
-  /** The values of each row sent, in header order (the CSV rows of the streamed import). */
-  rows: string[][];
-  /** The record of each row sent, by position. */
+  /** The rows sent (their values, in header order, are the CSV rows of the streamed import). */
   sent: CsvRecord[];
   /** Rows the CLI refused itself (their column count). */
   refused: { record: CsvRecord; reason: string }[];
@@ -212,7 +210,10 @@ interface Batch {
   offset?: number;
 }
 
-const newBatch = (): Batch => ({ rows: [], sent: [], refused: [], size: 0, lastLine: 0 });
+const newBatch = (): Batch => ({ sent: [], refused: [], size: 0, lastLine: 0 });
+
+/** The values of a batch's rows as sent. */
+const rowsOf = (batch: Batch) => batch.sent.map((r) => r.values);
 
 type RowErrors = { index: number; error: string }[];
 
@@ -234,10 +235,10 @@ function dryRunTarget(
   const dry = { received: 0, added: 0, updated: 0, duplicates: 0, skipped: 0 };
   return {
     async send(batch) {
-      if (!batch.rows.length) return [];
+      if (!batch.sent.length) return [];
       const r = await api.post<typeof dry & { errors: RowErrors }>('/members/imports/validate', {
         columns,
-        rows: batch.rows,
+        rows: rowsOf(batch),
         ...(await options()),
       });
       for (const k of Object.keys(dry) as (keyof typeof dry)[]) dry[k] += r[k];
@@ -290,7 +291,7 @@ function streamTarget(
       const id = await open();
       const r = await api.post<{ errors: RowErrors }>(`/members/imports/${id}/rows`, {
         columns,
-        rows: batch.rows,
+        rows: rowsOf(batch),
         ...(batch.refused.length ? { rejected: batch.refused.length } : {}),
         offset: batch.offset,
       });
@@ -317,8 +318,8 @@ function jobsTarget(
   const jobs: number[] = [];
   return {
     async send(batch) {
-      if (!batch.rows.length) return [];
-      const members = batch.rows.map((values) => toMember(columns, values));
+      if (!batch.sent.length) return [];
+      const members = batch.sent.map((r) => toMember(columns, r.values));
       const r = await api.post<{ import_id: number }>('/members', { members, ...(await options()) });
       jobs.push(r.import_id);
       progress.update({ importId: r.import_id });
@@ -406,7 +407,7 @@ export async function runImport(
       ...serviceErrors.map((e) => ({ line: batch.sent[e.index].line, values: batch.sent[e.index].values, reason: e.error })),
     ].sort((a, b) => a.line - b.line);
     for (const r of refused) await reject(r.line, r.values, r.reason);
-    outcome.rowsSent += batch.rows.length;
+    outcome.rowsSent += batch.sent.length;
     outcome.lastLine = batch.lastLine;
     progress.update({ rowsSent: outcome.rowsSent });
   };
@@ -494,7 +495,6 @@ export async function runImport(
         if (record.values.length !== source.header.length) {
           batch.refused.push({ record, reason: `has ${record.values.length} columns; the header has ${source.header.length}` });
         } else {
-          batch.rows.push(record.values);
           batch.sent.push(record);
         }
         batch.lastLine = record.line;

@@ -673,73 +673,37 @@ function resolveGroups(w: BatchWrite, value: unknown): number[] {
 }
 
 /**
- * Writes checked rows. The hot path of a million-member import, so the work is per
- * set of rows where SQL allows: one lookup of the existing members, multi-row
- * inserts of the new ones, and one statement per group for the memberships and one
- * for the import's records, since every statement sent from JS costs microseconds.
+ * Decides rows against the members they name, found by one lookup: new or updated,
+ * a duplicate (this import already wrote the member), skipped (add_only), or refused
+ * (an sms part that does not fit the member).
  */
-function writeRows(w: BatchWrite, rows: CheckedRows) {
+function decideAfterLookup(w: BatchWrite, rows: CheckedRows, listIds: (number[] | Error)[], records: Written[], fresh: Written[]) {
   const { ctx, imp, now, c } = w;
-  const db = ctx.db;
-  const rowError = (index: number, email: string | null, err: unknown) => {
-    c.skipped++;
-    c.errors.push({ index, email, error: (err as Error).message });
-  };
-  for (const e of rows.errors) {
-    c.skipped++;
-    c.errors.push(e);
-  }
-
-  // 1. The rows' group lists (a bad one is an error of each row that names it).
-  const listIds = rows.groupLists.map((list): number[] | Error => {
-    try {
-      return resolveGroups(w, list);
-    } catch (err) {
-      return err as Error;
-    }
-  });
-  const smsOf = new Map(rows.sms);
-  const n = rows.emails.length;
-  /** Per member written or skipped, in file order: its id (0 until inserted), change, row and groups. */
-  const records: Written[] = [];
-  const fresh: Written[] = [];
-
-  // 2. Rows that are a member's values and groups and nothing else (no sms part,
-  // no value cleared, not add_only: those are decided against the member, after a
-  // lookup) are written without one: as new members while the import adds, or
-  // else by an insert that updates the member it finds.
-  let from = 0;
-  if (!imp.add_only && !rows.sms.length && rows.fresh.every((f) => f === null)) {
-    if (w.insertFirst) from = insertNew(w, rows, listIds, records, fresh);
-    if (from < n) upsertRows(w, rows, listIds, from, records, fresh);
-    from = n;
-  }
-
-  // 3. Who already exists, and who this import has already seen (a duplicate).
+  // Who already exists, and who this import has already seen (a duplicate).
   const existing = new Map<string, Existing>();
-  if (from < n)
-    for (const m of stmt(
-    db,
+  for (const m of stmt(
+    ctx.db,
     `SELECT m.member_id, m.email, m.sms_phone_number, m.sms_region_code, m.sms_transactional_status,
             m.sms_promotional_status,
             EXISTS (SELECT 1 FROM import_ledger l WHERE l.import_id = ? AND ${ledgerHolds('l', 'm.member_id')}) AS seen
        FROM members m WHERE m.account_id = ? AND m.email IN (SELECT value FROM json_each(?))`,
-  ).all(imp.import_id, ctx.accountId, JSON.stringify(from ? rows.emails.slice(from) : rows.emails)) as Existing[])
-      existing.set(m.email, m);
+  ).all(imp.import_id, ctx.accountId, JSON.stringify(rows.emails)) as Existing[])
+    existing.set(m.email, m);
 
-  // 4. Decide, in file order, what each row does; new members are inserted together
+  // Decide, in file order, what each row does; new members are inserted together
   // after the loop (ids follow file order), existing ones updated in place. Field
   // values merge into what the member has (json_patch drops keys set to null); an
   // archived member comes back; the status is never touched (an opt-out stays out).
   const added: Written[] = [];
   const updated: Written[] = [];
-  for (let i = from; i < n; i++) {
+  const smsOf = new Map(rows.sms);
+  for (let i = 0; i < rows.emails.length; i++) {
     const email = rows.emails[i];
     const found = existing.get(email);
     const list = rows.groupList[i];
     const groups = list === -1 ? w.importGroups : listIds[list];
     if (groups instanceof Error) {
-      rowError(rows.index[i], email, groups);
+      refuseRow(c, { index: rows.index[i], email, error: groups.message });
       continue;
     }
     if (found?.seen || w.seen.has(email)) {
@@ -759,7 +723,7 @@ function writeRows(w: BatchWrite, rows: CheckedRows) {
     try {
       sms = smsChanges(now, found, smsOf.get(i), w.smsCriteria);
     } catch (err) {
-      rowError(rows.index[i], email, err);
+      refuseRow(c, { index: rows.index[i], email, error: (err as Error).message });
       continue;
     }
     w.seen.add(email);
@@ -778,6 +742,45 @@ function writeRows(w: BatchWrite, rows: CheckedRows) {
   updateMembers(ctx, now, imp.import_id, rows, updated);
   insertMembers(ctx, now, imp.import_id, rows, added);
   fresh.push(...added);
+}
+
+/** A row refused: skipped, and told with its reason. */
+function refuseRow(c: Counters, error: RowError) {
+  c.skipped++;
+  c.errors.push(error);
+}
+
+/**
+ * Writes checked rows. The hot path of a million-member import, so the work is per
+ * set of rows where SQL allows: one lookup of the existing members, multi-row
+ * inserts of the new ones, and one statement per group for the memberships and one
+ * for the import's records, since every statement sent from JS costs microseconds.
+ */
+function writeRows(w: BatchWrite, rows: CheckedRows) {
+  const { ctx, imp, now, c } = w;
+  const db = ctx.db;
+  for (const e of rows.errors) refuseRow(c, e);
+
+  // 1. The rows' group lists (a bad one is an error of each row that names it).
+  const listIds = rows.groupLists.map((list): number[] | Error => {
+    try {
+      return resolveGroups(w, list);
+    } catch (err) {
+      return err as Error;
+    }
+  });
+  /** Per member written or skipped, in file order: its id (0 until inserted), change, row and groups. */
+  const records: Written[] = [];
+  const fresh: Written[] = [];
+
+  // 2. Rows that are a member's values and groups and nothing else are written
+  // without a lookup: as new members while the import adds, or else by an insert
+  // that updates the member it finds. Rows with an sms part or a cleared value, and
+  // an add_only import, are decided against the member, after a lookup.
+  if (!imp.add_only && !rows.sms.length && rows.fresh.every((f) => f === null)) {
+    const from = w.insertFirst ? insertNew(w, rows, listIds, records, fresh) : 0;
+    if (from < rows.emails.length) upsertRows(w, rows, listIds, from, records, fresh);
+  } else decideAfterLookup(w, rows, listIds, records, fresh);
 
   // Who joins which group: the members added here apart, since they can be in no
   // group yet (checked below), so their memberships need no RETURNING.
@@ -1073,10 +1076,8 @@ function countPassedOver(w: BatchWrite, rows: CheckedRows, listIds: (number[] | 
     }
     const list = rows.groupList[i];
     const groups = list === -1 ? undefined : listIds[list];
-    if (groups instanceof Error) {
-      c.skipped++;
-      c.errors.push({ index: rows.index[i], email: rows.emails[i], error: groups.message });
-    } else c.duplicates++;
+    if (groups instanceof Error) refuseRow(c, { index: rows.index[i], email: rows.emails[i], error: groups.message });
+    else c.duplicates++;
   }
 }
 
