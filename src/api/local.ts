@@ -8,7 +8,7 @@ import { initialize, isInitialized, localActor, type InitResult } from '../servi
 import { advanceJobs } from '../service/jobs.js';
 import { ImportWriter } from '../service/import-writer.js';
 import type { Actor } from '../service/context.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../errors.js';
 import { Router } from './router.js';
 
 export interface LocalService {

@@ -4,7 +4,7 @@ import type { Clock } from '../service/clock.js';
 import type { Actor, Ctx } from '../service/context.js';
 import type { ImportWriter } from '../service/import-writer.js';
 import { accountAccessible } from '../service/accounts.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../errors.js';
 import { idText, invalid, object } from './schema.js';
 import type { Method, RawBody, Route } from './route.js';
 import { ROUTES } from './routes/index.js';

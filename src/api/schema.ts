@@ -8,7 +8,7 @@
  * accept "1", comma lists of status letters, ids as path text), so a small set of
  * schemas that say exactly those rules is shorter than adapting a general library.
  */
-import { ApiError } from './errors.js';
+import { ApiError } from '../errors.js';
 import { stamp } from '../service/clock.js';
 
 export type JsonSchema = Record<string, unknown>;

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../errors.js';
 import { connect, type Api } from '../client/api.js';
 import { resolveSettings, SettingsError, isTrue, type ConnectionFlags, type Settings } from '../client/config.js';
 import { ConnectionError } from '../client/transport.js';

@@ -1,5 +1,5 @@
 /** What the exports commands need beyond plain calls: who is asking, and waiting for an export to be done. */
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../errors.js';
 import type { Api } from '../client/api.js';
 import { UsageError, type RunContext } from './context.js';
 

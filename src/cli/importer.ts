@@ -6,7 +6,7 @@
  * dry run asks it without writing), so the CLI repeats no field rule.
  */
 import { createWriteStream, openSync, renameSync, type WriteStream } from 'node:fs';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../errors.js';
 import type { Api } from '../client/api.js';
 import { UsageError } from './context.js';
 import { CsvError, openCsv, type CsvRecord, type CsvSource } from './csv-source.js';

@@ -4,7 +4,7 @@
  */
 import type { Api } from '../client/api.js';
 import { seg } from '../client/api.js';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../errors.js';
 import { UsageError, type RunContext } from './context.js';
 
 const isId = (ref: string) => /^\d+$/.test(ref);

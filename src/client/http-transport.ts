@@ -1,5 +1,5 @@
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../errors.js';
 import { ConnectionError, queryString, type ApiCall, type Download, type Transport } from './transport.js';
 
 export interface HttpOptions {

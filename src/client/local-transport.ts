@@ -1,7 +1,7 @@
 // This module is itself loaded lazily (client/api.ts), so the engine it imports
 // costs nothing to remote commands.
 import { initializeLocal, openLocal, type LocalService } from '../api/local.js';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../errors.js';
 import { existsSync } from 'node:fs';
 import { ConnectionError, queryString, type ApiCall, type Download, type Transport } from './transport.js';
 

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { inTransaction, type Db } from '../store/db.js';
 import { stmt } from '../store/statements.js';
-import { badRequest, notFound, forbidden } from '../api/errors.js';
+import { badRequest, notFound, forbidden } from '../errors.js';
 import { stamp, type Clock } from './clock.js';
 import type { Actor, Ctx, Role } from './context.js';
 

@@ -15,7 +15,7 @@
 import type { Db } from '../store/db.js';
 import { inTransaction } from '../store/db.js';
 import { stmt } from '../store/statements.js';
-import { ApiError, badRequest, notFound } from '../api/errors.js';
+import { ApiError, badRequest, notFound } from '../errors.js';
 import { atD, isoOffset, rfc1123 } from '../api/codecs.js';
 // The individual export holds the member as the API answers it. encode.ts imports
 // only types from the service layer, so this is no cycle.

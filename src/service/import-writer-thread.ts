@@ -3,7 +3,7 @@
  * transaction over its own connection, and answers what the batch did.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../errors.js';
 import { openDb } from '../store/db.js';
 import { fixedClock, stamp } from './clock.js';
 import { FieldCatalog } from './fields.js';

@@ -18,7 +18,7 @@
 import type { Worker } from 'node:worker_threads';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../errors.js';
 import type { Ctx } from './context.js';
 import { FieldCatalog } from './fields.js';
 import { appendRowsHere, checkRows, rowCount, sliceRows, type BatchResult, type CheckedRows, type RowsInput } from './imports.js';

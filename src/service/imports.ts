@@ -11,7 +11,7 @@
 import type { Statement } from 'better-sqlite3';
 import { inTransaction, type Db } from '../store/db.js';
 import { stmt } from '../store/statements.js';
-import { ApiError, badRequest, notFound } from '../api/errors.js';
+import { ApiError, badRequest, notFound } from '../errors.js';
 import { isEmail } from '../api/schema.js';
 import { stamp, type Clock } from './clock.js';
 import type { Ctx } from './context.js';

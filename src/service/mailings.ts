@@ -15,7 +15,7 @@
  */
 import { inTransaction } from '../store/db.js';
 import { stmt } from '../store/statements.js';
-import { ApiError, badRequest, forbidden, notFound } from '../api/errors.js';
+import { ApiError, badRequest, forbidden, notFound } from '../errors.js';
 import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
 import { FieldCatalog } from './fields.js';

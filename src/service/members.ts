@@ -1,6 +1,6 @@
 import { inTransaction } from '../store/db.js';
 import { stmt } from '../store/statements.js';
-import { badRequest, notFound } from '../api/errors.js';
+import { badRequest, notFound } from '../errors.js';
 import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
 import { FieldCatalog } from './fields.js';

@@ -18,7 +18,7 @@
  */
 import { inTransaction } from '../store/db.js';
 import { stmt } from '../store/statements.js';
-import { ApiError, badRequest, notFound } from '../api/errors.js';
+import { ApiError, badRequest, notFound } from '../errors.js';
 import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
 import { coerceValue, FieldCatalog, type FieldRecord } from './fields.js';

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { makeService, T0, type TestService } from '../helpers.js';
 import { advanceImports } from '../../src/service/imports.js';
-import { ApiError } from '../../src/api/errors.js';
+import { ApiError } from '../../src/errors.js';
 import { runImport, type ImportOutcome, type ImportRequest } from '../../src/cli/importer.js';
 import { progressLine } from '../../src/cli/import-progress.js';
 import { CsvError, openCsv } from '../../src/cli/csv-source.js';

@@ -12,7 +12,7 @@ import { HttpTransport } from '../../src/client/http-transport.js';
 import { LocalTransport, initLocalDatabase } from '../../src/client/local-transport.js';
 import { ConnectionError, type ApiCall, type Transport } from '../../src/client/transport.js';
 import { connect, seg, type Api } from '../../src/client/api.js';
-import { ApiError } from '../../src/api/errors.js';
+import { ApiError } from '../../src/errors.js';
 import { serve } from '../../src/server/index.js';
 
 // ------------------------------------------------------------------ fake servers

@@ -3,7 +3,7 @@ import { route } from '../route.js';
 import * as enc from '../encode.js';
 import * as imports from '../../service/imports.js';
 import type { ImportOptions, RowsInput } from '../../service/imports.js';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../../errors.js';
 
 const importId = s.object({ import_id: s.idText() });
 const smsStatus = s.optional(s.oneOf(['a', 'o'] as const));

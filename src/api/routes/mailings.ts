@@ -2,7 +2,7 @@ import * as s from '../schema.js';
 import { route } from '../route.js';
 import * as enc from '../encode.js';
 import * as menc from '../mailing-encode.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../errors.js';
 import * as mailings from '../../service/mailings.js';
 import * as triggers from '../../service/triggers.js';
 import * as engagement from '../../service/engagement.js';

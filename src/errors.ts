@@ -3,7 +3,8 @@
  * service answers with. Thrown by the service layer, carried unchanged by both
  * transports, so local and remote callers see the same thing.
  *
- * This module has no imports on purpose: the HTTP client uses it without loading
+ * It lives below every layer (services throw it, the route table encodes it, the
+ * client rethrows it). This module has no imports on purpose: the HTTP client uses it without loading
  * the route table or the store.
  */
 export class ApiError extends Error {
