@@ -136,6 +136,9 @@ export const intText = (opts: { min?: number } = {}) =>
     return n;
   });
 
+/** The `start`/`end` window of a list (zero-based, [start, end)); spread into a query object. Checked together by windowOf. */
+export const windowParams = () => ({ start: optional(intText({ min: 0 })), end: optional(intText({ min: 0 })) });
+
 /** Query booleans: true or 1, false or 0 (the spec's "true or 1"). A bare `?flag` is true. */
 export const flag = () =>
   schema<boolean>({ type: 'boolean' }, (v, path) => {

@@ -5,6 +5,7 @@ import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
 import { FieldCatalog } from './fields.js';
 import { requireGroups } from './groups.js';
+import { windowOf, type Window } from './paging.js';
 
 export const MEMBER_STATUSES = ['a', 'e', 'o', 'f'] as const;
 export type MemberStatus = (typeof MEMBER_STATUSES)[number];
@@ -80,21 +81,6 @@ export function toMember(row: MemberRow, catalog: FieldCatalog | null): MemberRe
 }
 
 // ---------------------------------------------------------------- reads
-
-export interface Window {
-  start?: number;
-  end?: number;
-}
-
-/** The default page when `end` is not given (the spec's window default). */
-export const PAGE_SIZE = 500;
-
-export function windowOf(w: Window): { limit: number; offset: number } {
-  const offset = w.start ?? 0;
-  const end = w.end ?? offset + PAGE_SIZE;
-  if (end < offset) throw badRequest(`end: must not be before start (${offset})`, { field: 'end' });
-  return { limit: end - offset, offset };
-}
 
 export interface MemberListQuery extends Window {
   deleted?: boolean;

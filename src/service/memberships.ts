@@ -10,12 +10,11 @@ import {
   memberRow,
   requireMembers,
   toMember,
-  windowOf,
   type MemberRecord,
   type MemberRow,
   type MemberStatus,
-  type Window,
 } from './members.js';
+import { windowOf, type Window } from './paging.js';
 
 const ids = (list: readonly number[]) => JSON.stringify([...new Set(list)]);
 

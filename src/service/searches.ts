@@ -22,7 +22,8 @@ import { ApiError, badRequest, notFound } from '../errors.js';
 import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
 import { coerceValue, FieldCatalog, type FieldRecord } from './fields.js';
-import { MEMBER_STATUSES, toMember, windowOf, type MemberRecord, type MemberRow, type Window } from './members.js';
+import { MEMBER_STATUSES, toMember, type MemberRecord, type MemberRow } from './members.js';
+import { windowOf, type Window } from './paging.js';
 
 export interface SearchRecord {
   search_id: number;

@@ -9,7 +9,8 @@ import { stmt } from '../store/statements.js';
 import { badRequest, notFound } from '../errors.js';
 import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
-import { memberRow, requireMembers, windowOf, type Window } from './members.js';
+import { memberRow, requireMembers } from './members.js';
+import { windowOf, type Window } from './paging.js';
 
 export interface SubscriptionSettings {
   show_on_default_preference_form: boolean;

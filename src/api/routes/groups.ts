@@ -4,7 +4,8 @@ import * as enc from '../encode.js';
 import * as groups from '../../service/groups.js';
 import * as memberships from '../../service/memberships.js';
 import { GROUP_TYPES } from '../../service/groups.js';
-import { MEMBER_STATUSES, windowOf } from '../../service/members.js';
+import { MEMBER_STATUSES } from '../../service/members.js';
+import { windowOf } from '../../service/paging.js';
 
 const groupId = s.object({ member_group_id: s.idText() });
 const memberIds = s.object({ member_ids: s.array(s.id(), { min: 1 }) });
@@ -20,8 +21,7 @@ export const groupRoutes = [
     extension: true,
     query: s.object({
       group_types: s.optional(s.letterList(GROUP_TYPES)),
-      start: s.optional(s.intText({ min: 0 })),
-      end: s.optional(s.intText({ min: 0 })),
+      ...s.windowParams(),
       count: s.optional(s.flag()),
     }),
     returns: 'array of group, or an integer with count=true',
@@ -84,8 +84,7 @@ export const groupRoutes = [
     params: groupId,
     query: s.object({
       deleted: s.optional(s.flag()),
-      start: s.optional(s.intText({ min: 0 })),
-      end: s.optional(s.intText({ min: 0 })),
+      ...s.windowParams(),
     }),
     returns: 'array of member',
     handler: ({ ctx, params, query }) =>

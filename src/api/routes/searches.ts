@@ -9,8 +9,7 @@ const searchId = s.object({ search_id: s.idText() });
 const segmentId = s.object({ segment_id: s.idText() });
 const name = s.string({ min: 1, max: 255 });
 const listQuery = s.object({
-  start: s.optional(s.intText({ min: 0 })),
-  end: s.optional(s.intText({ min: 0 })),
+  ...s.windowParams(),
   count: s.optional(s.flag()),
 });
 

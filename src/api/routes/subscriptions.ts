@@ -6,8 +6,7 @@ import * as subscriptions from '../../service/subscriptions.js';
 const subscriptionId = s.object({ subscription_id: s.idText() });
 const subscriptionMember = s.object({ subscription_id: s.idText(), member_id: s.idText() });
 const window = s.object({
-  start: s.optional(s.intText({ min: 0 })),
-  end: s.optional(s.intText({ min: 0 })),
+  ...s.windowParams(),
 });
 /** Accepted in create and update though the spec shows them only in answers (extensions). */
 const extraFields = {

@@ -1,0 +1,27 @@
+/**
+ * Windows over lists: `start`/`end` as a zero-based window [start, end) over a list
+ * in id order, the spec's convention for every list that takes them. A window holds
+ * at most PAGE_SIZE records (the default when `end` is not given), so every page
+ * answers in bounded time; a client pages through a large list window by window.
+ */
+import { badRequest } from '../errors.js';
+
+export interface Window {
+  start?: number;
+  end?: number;
+}
+
+/** The default and largest window (the spec's default `end` of 500). */
+export const PAGE_SIZE = 500;
+
+/** LIMIT and OFFSET of a window; a 400 naming `end` when it is before `start` or the window is too long. */
+export function windowOf(w: Window): { limit: number; offset: number } {
+  const offset = w.start ?? 0;
+  const end = w.end ?? offset + PAGE_SIZE;
+  if (end < offset) throw badRequest(`end: must not be before start (${offset}), got ${end}`, { field: 'end' });
+  if (end - offset > PAGE_SIZE)
+    throw badRequest(`end: a window holds at most ${PAGE_SIZE} records (start ${offset}, end ${end}); page through with start and end`, {
+      field: 'end',
+    });
+  return { limit: end - offset, offset };
+}
