@@ -16,6 +16,22 @@ const NATIVE_BINDING: string | undefined = (() => {
   }
 })();
 
+export interface OpenOptions {
+  /** Called with the text of every statement run (query-plan tests, the scale bench). */
+  trace?: (sql: string) => void;
+}
+
+/**
+ * AMSG_SQL_LOG=FILE appends the text of every statement a connection runs to FILE, so
+ * a benchmark can print the query plans of what a request ran. Off unless set.
+ */
+function sqlLogFromEnv(): ((sql: string) => void) | undefined {
+  const file = process.env.AMSG_SQL_LOG;
+  if (!file) return undefined;
+  const fs = process.getBuiltinModule('node:fs') as typeof import('node:fs');
+  return (sql) => fs.appendFileSync(file, `${sql.replace(/\s+/g, ' ').trim()}\n`);
+}
+
 /**
  * Opens (creating if needed) an amsg database and brings its schema up to date.
  *
@@ -23,8 +39,9 @@ const NATIVE_BINDING: string | undefined = (() => {
  * processes that write the same file queue behind each other instead of failing
  * with SQLITE_BUSY; foreign keys make purges cascade through every table.
  */
-export function openDb(file: string): Db {
-  const db = new Database(file, NATIVE_BINDING ? { nativeBinding: NATIVE_BINDING } : {});
+export function openDb(file: string, opts: OpenOptions = {}): Db {
+  const trace = opts.trace ?? sqlLogFromEnv();
+  const db = new Database(file, { ...(NATIVE_BINDING ? { nativeBinding: NATIVE_BINDING } : {}), ...(trace ? { verbose: (sql?: unknown) => trace(String(sql)) } : {}) });
   db.pragma('busy_timeout = 10000');
   useWal(db);
   db.pragma('foreign_keys = ON');
