@@ -20,32 +20,31 @@ export interface GroupRecord {
 }
 
 /**
- * Groups with their counts, computed from the membership rows on every read so they
- * are always right (archived members count nowhere; forwarded ones are not counted).
+ * Groups with their counts, read from group_counts (src/store/counters.ts), which the
+ * writes that move them keep exact: live members by status (archived members count
+ * nowhere; forwarded ones are not shown).
  */
+const countOf = (status: string) =>
+  `ifnull((SELECT n FROM group_counts c WHERE c.member_group_id = g.member_group_id AND c.member_status_id = '${status}' AND c.archived = 0), 0)`;
 const GROUP_SELECT = `
   SELECT g.member_group_id, g.account_id, g.group_name, g.group_type,
-         COUNT(CASE WHEN m.member_status_id = 'a' THEN 1 END) AS active_count,
-         COUNT(CASE WHEN m.member_status_id = 'e' THEN 1 END) AS error_count,
-         COUNT(CASE WHEN m.member_status_id = 'o' THEN 1 END) AS optout_count,
+         ${countOf('a')} AS active_count, ${countOf('e')} AS error_count, ${countOf('o')} AS optout_count,
          g.deleted_at, g.purged_at
-    FROM member_groups g
-    LEFT JOIN group_members gm ON gm.member_group_id = g.member_group_id
-    LEFT JOIN members m ON m.member_id = gm.member_id AND m.deleted_at IS NULL`;
+    FROM member_groups g`;
 
 export function listGroups(ctx: Ctx, types: readonly string[] = ['g']): GroupRecord[] {
   const placeholders = types.map(() => '?').join(',');
   return stmt(
     ctx.db,
     `${GROUP_SELECT} WHERE g.account_id = ? AND g.deleted_at IS NULL AND g.group_type IN (${placeholders})
-      GROUP BY g.member_group_id ORDER BY g.member_group_id`,
+      ORDER BY g.member_group_id`,
   ).all(ctx.accountId, ...types) as GroupRecord[];
 }
 
 export function getGroup(ctx: Ctx, groupId: number): GroupRecord {
   const row = stmt(
     ctx.db,
-    `${GROUP_SELECT} WHERE g.account_id = ? AND g.member_group_id = ? AND g.deleted_at IS NULL GROUP BY g.member_group_id`,
+    `${GROUP_SELECT} WHERE g.account_id = ? AND g.member_group_id = ? AND g.deleted_at IS NULL`,
   ).get(ctx.accountId, groupId) as GroupRecord | undefined;
   if (!row) throw notFound(`group ${groupId} not found`);
   return row;
@@ -57,7 +56,7 @@ export function groupsOfMember(ctx: Ctx, memberId: number): GroupRecord[] {
     ctx.db,
     `${GROUP_SELECT} WHERE g.account_id = ? AND g.deleted_at IS NULL
         AND g.member_group_id IN (SELECT member_group_id FROM group_members WHERE member_id = ?)
-      GROUP BY g.member_group_id ORDER BY g.member_group_id`,
+      ORDER BY g.member_group_id`,
   ).all(ctx.accountId, memberId) as GroupRecord[];
 }
 

@@ -11,6 +11,7 @@
 import type { Statement } from 'better-sqlite3';
 import { inTransaction, type Db } from '../store/db.js';
 import { stmt } from '../store/statements.js';
+import { addActive, countJoined, countRestored, countsFollowWrites } from '../store/counters.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
 import { isEmail } from '../api/schema.js';
 import { stamp, type Clock } from './clock.js';
@@ -777,10 +778,36 @@ function writeRows(w: BatchWrite, rows: CheckedRows) {
   // without a lookup: as new members while the import adds, or else by an insert
   // that updates the member it finds. Rows with an sms part or a cleared value, and
   // an add_only import, are decided against the member, after a lookup.
+  // Without counting triggers (the writer thread), the batch counts what it wrote
+  // (src/store/counters.ts): its new members, archived ones it brought back, and
+  // the memberships it made. Which rows name an archived member is asked only of an
+  // account that has any.
+  const counting = !countsFollowWrites(db);
+  const archived =
+    counting && stmt(db, 'SELECT EXISTS (SELECT 1 FROM members WHERE account_id = ? AND deleted_at IS NOT NULL)').pluck().get(ctx.accountId)
+      ? (stmt(
+          db,
+          'SELECT member_id FROM members WHERE account_id = ? AND deleted_at IS NOT NULL AND email IN (SELECT value FROM json_each(?))',
+        )
+          .pluck()
+          .all(ctx.accountId, JSON.stringify(rows.emails)) as number[])
+      : [];
+
   if (!imp.add_only && !rows.sms.length && rows.fresh.every((f) => f === null)) {
     const from = w.insertFirst ? insertNew(w, rows, listIds, records, fresh) : 0;
     if (from < rows.emails.length) upsertRows(w, rows, listIds, from, records, fresh);
   } else decideAfterLookup(w, rows, listIds, records, fresh);
+
+  if (counting) {
+    addActive(db, { accountId: ctx.accountId }, fresh.length);
+    if (archived.length) {
+      const back = stmt(db, 'SELECT member_id FROM members WHERE member_id IN (SELECT value FROM json_each(?)) AND deleted_at IS NULL')
+        .pluck()
+        .all(JSON.stringify(archived)) as number[];
+      // Before the memberships below, which are counted as the live members' they now are.
+      if (back.length) countRestored(db, JSON.stringify(back));
+    }
+  }
 
   // Who joins which group: the members added here apart, since they can be in no
   // group yet (checked below), so their memberships need no RETURNING.
@@ -827,6 +854,7 @@ function writeRows(w: BatchWrite, rows: CheckedRows) {
         ).run(groupId, JSON.stringify(memberIds)).changes;
         if (added !== memberIds.length) throw new Error('import: a new member was already in a group');
         c.byGroup[groupId] = (c.byGroup[groupId] ?? 0) + added;
+        if (counting) addActive(db, { groupId }, added);
       }
     else
       for (const [groupId, memberIds] of joinsFresh) {
@@ -844,6 +872,7 @@ function writeRows(w: BatchWrite, rows: CheckedRows) {
       .pluck()
       .all(groupId, now, JSON.stringify(memberIds)) as number[];
     if (added.length) c.byGroup[groupId] = (c.byGroup[groupId] ?? 0) + added.length;
+    if (counting && added.length) countJoined(db, JSON.stringify(added), groupId);
     for (const id of added) joined.add(id);
   }
 

@@ -90,14 +90,17 @@ export interface MemberListQuery extends Window {
   exclude_fields?: boolean;
 }
 
-function deletedFilter(ctx: Ctx, q: MemberListQuery): { sql: string; params: string[] } {
+/** Which members a list or count takes: live (the default), archived only, all, or archived within dates. */
+type Which = 'live' | 'archived' | 'all' | { from: string; to: string };
+
+function whichOf(ctx: Ctx, q: MemberListQuery): Which {
   if (q.deleted_range !== undefined) {
     const [from, to] = parseDeletedRange(q.deleted_range, stamp(ctx.clock.now()));
-    return { sql: 'deleted_at IS NOT NULL AND deleted_at >= ? AND deleted_at < ?', params: [from, to] };
+    return { from, to };
   }
-  if (q.deleted_only) return { sql: 'deleted_at IS NOT NULL', params: [] };
-  if (q.deleted) return { sql: '1', params: [] };
-  return { sql: 'deleted_at IS NULL', params: [] };
+  if (q.deleted_only) return 'archived';
+  if (q.deleted) return 'all';
+  return 'live';
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -127,25 +130,55 @@ export function parseDeletedRange(range: string, now: string): [string, string] 
   return [from ? checkDay(from) : '0000-01-01', nextDay(to ? checkDay(to) : now.slice(0, 10))];
 }
 
+/**
+ * The ids of one page of members, in id order. Each kind is a walk of an index in id
+ * order (migration 011: members_live, members_archived; all members merge the two
+ * walks), so a page costs the same at any audience size and a deep page skips index
+ * entries without reading members. Archived within dates reads the archived members
+ * of those dates (members_deleted) and orders them.
+ */
+const PAGE_IDS = {
+  live: 'SELECT member_id FROM members WHERE account_id = @account AND deleted_at IS NULL ORDER BY member_id LIMIT @limit OFFSET @offset',
+  archived: 'SELECT member_id FROM members WHERE account_id = @account AND deleted_at IS NOT NULL ORDER BY member_id LIMIT @limit OFFSET @offset',
+  all: `SELECT member_id FROM members WHERE account_id = @account AND deleted_at IS NULL
+        UNION ALL
+        SELECT member_id FROM members WHERE account_id = @account AND deleted_at IS NOT NULL
+        ORDER BY member_id LIMIT @limit OFFSET @offset`,
+  range: `SELECT member_id FROM members WHERE account_id = @account AND deleted_at IS NOT NULL AND deleted_at >= @from AND deleted_at < @to
+          ORDER BY member_id LIMIT @limit OFFSET @offset`,
+};
+
 export function listMembers(ctx: Ctx, q: MemberListQuery): MemberRecord[] {
-  const filter = deletedFilter(ctx, q);
+  const which = whichOf(ctx, q);
   const { limit, offset } = windowOf(q);
-  const rows = ctx.db
-    .prepare(
-      `SELECT * FROM members WHERE account_id = ? AND ${filter.sql} ORDER BY member_id LIMIT ? OFFSET ?`,
-    )
-    .all(ctx.accountId, ...filter.params, limit, offset) as MemberRow[];
+  // A window past the end is empty: known from the count, without walking to it.
+  if (typeof which === 'string' && offset >= countMembersOf(ctx, which)) return [];
+  const pageSql = typeof which === 'string' ? PAGE_IDS[which] : PAGE_IDS.range;
+  const rows = stmt(
+    ctx.db,
+    `SELECT m.* FROM (${pageSql}) AS page CROSS JOIN members m ON m.member_id = page.member_id ORDER BY page.member_id`,
+  ).all(typeof which === 'string' ? { account: ctx.accountId, limit, offset } : { account: ctx.accountId, limit, offset, ...which }) as MemberRow[];
   const catalog = q.exclude_fields ? null : FieldCatalog.of(ctx);
   return rows.map((r) => toMember(r, catalog));
 }
 
+/** count=true: from the kept counts (src/store/counters.ts); archived within dates counts those members (members_deleted). */
 export function countMembers(ctx: Ctx, q: MemberListQuery): number {
-  const filter = deletedFilter(ctx, q);
-  return (
-    ctx.db
-      .prepare(`SELECT COUNT(*) AS n FROM members WHERE account_id = ? AND ${filter.sql}`)
-      .get(ctx.accountId, ...filter.params) as { n: number }
-  ).n;
+  const which = whichOf(ctx, q);
+  if (typeof which === 'string') return countMembersOf(ctx, which);
+  return stmt(
+    ctx.db,
+    'SELECT COUNT(*) FROM members WHERE account_id = ? AND deleted_at IS NOT NULL AND deleted_at >= ? AND deleted_at < ?',
+  )
+    .pluck()
+    .get(ctx.accountId, which.from, which.to) as number;
+}
+
+function countMembersOf(ctx: Ctx, which: 'live' | 'archived' | 'all'): number {
+  const archived = which === 'live' ? '0' : which === 'archived' ? '1' : '0, 1';
+  return stmt(ctx.db, `SELECT ifnull(sum(n), 0) FROM member_counts WHERE account_id = ? AND archived IN (${archived})`)
+    .pluck()
+    .get(ctx.accountId) as number;
 }
 
 export function memberRow(ctx: Ctx, memberId: number, includeDeleted = true): MemberRow {

@@ -87,15 +87,26 @@ export interface GroupMembersQuery extends Window {
   deleted?: boolean;
 }
 
+/**
+ * A page of a group's members in id order. When the counts say no member of the group
+ * is archived (or archived ones are wanted), the page is a walk of the group's
+ * memberships alone (its primary key), so a deep page skips index entries; otherwise
+ * each membership's member is read to leave the archived out.
+ */
 export function groupMembers(ctx: Ctx, groupId: number, q: GroupMembersQuery): MemberRecord[] {
   getGroup(ctx, groupId);
   const { limit, offset } = windowOf(q);
+  const walkAlone =
+    q.deleted ||
+    !stmt(ctx.db, 'SELECT ifnull(sum(n), 0) FROM group_counts WHERE member_group_id = ? AND archived = 1').pluck().get(groupId);
   const rows = stmt(
     ctx.db,
-    `SELECT m.* FROM group_members gm JOIN members m ON m.member_id = gm.member_id
-      WHERE gm.member_group_id = ? AND (? OR m.deleted_at IS NULL)
-      ORDER BY m.member_id LIMIT ? OFFSET ?`,
-  ).all(groupId, q.deleted ? 1 : 0, limit, offset) as MemberRow[];
+    walkAlone
+      ? `SELECT m.* FROM (SELECT member_id FROM group_members WHERE member_group_id = ? ORDER BY member_id LIMIT ? OFFSET ?) AS page
+           CROSS JOIN members m ON m.member_id = page.member_id ORDER BY page.member_id`
+      : `SELECT m.* FROM group_members gm CROSS JOIN members m ON m.member_id = gm.member_id
+          WHERE gm.member_group_id = ? AND m.deleted_at IS NULL ORDER BY gm.member_id LIMIT ? OFFSET ?`,
+  ).all(groupId, limit, offset) as MemberRow[];
   const catalog = FieldCatalog.of(ctx);
   return rows.map((r) => toMember(r, catalog));
 }

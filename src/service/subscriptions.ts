@@ -49,15 +49,19 @@ type SubscriptionRow = Omit<SubscriptionRecord, 'settings'> & { settings: string
 const SUBSCRIBED = `sm.status = 'subscribed' AND m.member_status_id <> 'o'`;
 const OPTED_OUT = `(sm.status = 'opted_out' OR m.member_status_id = 'o')`;
 
-/** Counts are computed from the rows on every read, so no write path can leave them wrong. */
+/**
+ * Counts are read from subscription_counts (src/store/counters.ts): live members by the
+ * row's status and the member's, kept exact by the writes that move them; SUBSCRIBED
+ * and OPTED_OUT over those keys.
+ */
+const countWhere = (condition: string) =>
+  `ifnull((SELECT sum(n) FROM subscription_counts sm
+            WHERE sm.subscription_id = s.subscription_id AND sm.archived = 0 AND ${condition.replace(/\bm\.member_status_id/g, 'sm.member_status_id')}), 0)`;
 const SUBSCRIPTION_SELECT = `
   SELECT s.subscription_id, s.account_id, s.subscription_name, s.description,
-         COUNT(CASE WHEN m.member_id IS NOT NULL AND ${SUBSCRIBED} THEN 1 END) AS member_count,
-         COUNT(CASE WHEN m.member_id IS NOT NULL AND ${OPTED_OUT} THEN 1 END) AS optout_count,
+         ${countWhere(SUBSCRIBED)} AS member_count, ${countWhere(OPTED_OUT)} AS optout_count,
          s.created_at, s.modified_at, s.deleted_at, s.purged_at, s.settings, s.subscription_order
-    FROM subscriptions s
-    LEFT JOIN subscription_members sm ON sm.subscription_id = s.subscription_id
-    LEFT JOIN members m ON m.member_id = sm.member_id AND m.deleted_at IS NULL`;
+    FROM subscriptions s`;
 
 function toRecord(row: SubscriptionRow): SubscriptionRecord {
   return { ...row, settings: row.settings === null ? null : (JSON.parse(row.settings) as SubscriptionSettings) };
@@ -76,7 +80,7 @@ export function listSubscriptions(ctx: Ctx, q: SubscriptionListQuery = {}): Subs
   return (
     stmt(
       ctx.db,
-      `${SUBSCRIPTION_SELECT} WHERE s.account_id = ? AND ${deleted} GROUP BY s.subscription_id ORDER BY s.subscription_id`,
+      `${SUBSCRIPTION_SELECT} WHERE s.account_id = ? AND ${deleted} ORDER BY s.subscription_id`,
     ).all(ctx.accountId) as SubscriptionRow[]
   ).map(toRecord);
 }
@@ -85,7 +89,7 @@ export function listSubscriptions(ctx: Ctx, q: SubscriptionListQuery = {}): Subs
 export function getSubscription(ctx: Ctx, subscriptionId: number): SubscriptionRecord {
   const row = stmt(
     ctx.db,
-    `${SUBSCRIPTION_SELECT} WHERE s.account_id = ? AND s.subscription_id = ? GROUP BY s.subscription_id`,
+    `${SUBSCRIPTION_SELECT} WHERE s.account_id = ? AND s.subscription_id = ?`,
   ).get(ctx.accountId, subscriptionId) as SubscriptionRow | undefined;
   if (!row) throw notFound(`subscription ${subscriptionId} not found`);
   return toRecord(row);
@@ -102,13 +106,32 @@ function liveRow(ctx: Ctx, subscriptionId: number): SubscriptionRow {
   return row;
 }
 
-function memberIdsWhere(ctx: Ctx, subscriptionId: number, condition: string, w: Window): { member_id: number }[] {
+/**
+ * A page of the members one of the subscription's counts counts, in id order. When the
+ * counts say every row's own status tells where it counts (no member there is
+ * archived, none subscribed has opted out of everything), the page is a walk of the
+ * subscription's rows alone (its primary key); otherwise each row's member is read.
+ */
+function memberIdsWhere(ctx: Ctx, subscriptionId: number, rowStatus: 'subscribed' | 'opted_out', condition: string, w: Window) {
   getSubscription(ctx, subscriptionId);
   const { limit, offset } = windowOf(w);
+  const mixed = stmt(
+    ctx.db,
+    `SELECT ifnull(sum(n), 0) FROM subscription_counts
+      WHERE subscription_id = ? AND (archived = 1 OR (status = 'subscribed' AND member_status_id = 'o'))`,
+  )
+    .pluck()
+    .get(subscriptionId);
+  if (!mixed)
+    return stmt(
+      ctx.db,
+      `SELECT member_id FROM subscription_members WHERE subscription_id = ? AND status = ?
+        ORDER BY member_id LIMIT ? OFFSET ?`,
+    ).all(subscriptionId, rowStatus, limit, offset) as { member_id: number }[];
   return stmt(
     ctx.db,
     `SELECT sm.member_id FROM subscription_members sm
-       JOIN members m ON m.member_id = sm.member_id AND m.deleted_at IS NULL
+       CROSS JOIN members m ON m.member_id = sm.member_id AND m.deleted_at IS NULL
       WHERE sm.subscription_id = ? AND ${condition}
       ORDER BY sm.member_id LIMIT ? OFFSET ?`,
   ).all(subscriptionId, limit, offset) as { member_id: number }[];
@@ -116,12 +139,12 @@ function memberIdsWhere(ctx: Ctx, subscriptionId: number, condition: string, w: 
 
 /** GET /subscriptions/{id}/members: the members member_count counts, by id. */
 export function subscriptionMembers(ctx: Ctx, subscriptionId: number, w: Window): { member_id: number }[] {
-  return memberIdsWhere(ctx, subscriptionId, SUBSCRIBED, w);
+  return memberIdsWhere(ctx, subscriptionId, 'subscribed', SUBSCRIBED, w);
 }
 
 /** GET /subscriptions/{id}/optouts: the members optout_count counts, by id. */
 export function subscriptionOptouts(ctx: Ctx, subscriptionId: number, w: Window): { member_id: number }[] {
-  return memberIdsWhere(ctx, subscriptionId, OPTED_OUT, w);
+  return memberIdsWhere(ctx, subscriptionId, 'opted_out', OPTED_OUT, w);
 }
 
 // ---------------------------------------------------------------- the subscription itself

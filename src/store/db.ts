@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { createRequire } from 'node:module';
 import { MIGRATIONS } from './migrations/index.js';
+import { installCountTriggers } from './counters.js';
 
 export type Db = Database.Database;
 
@@ -19,6 +20,11 @@ const NATIVE_BINDING: string | undefined = (() => {
 export interface OpenOptions {
   /** Called with the text of every statement run (query-plan tests, the scale bench). */
   trace?: (sql: string) => void;
+  /**
+   * false: no counting triggers (src/store/counters.ts). Only for the import writer
+   * thread, which counts what each batch wrote itself.
+   */
+  countTriggers?: boolean;
 }
 
 /**
@@ -49,6 +55,7 @@ export function openDb(file: string, opts: OpenOptions = {}): Db {
   // the last transactions), and it avoids an fsync per commit.
   db.pragma('synchronous = NORMAL');
   migrate(db);
+  if (opts.countTriggers !== false) installCountTriggers(db);
   return db;
 }
 

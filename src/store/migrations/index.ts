@@ -17,6 +17,7 @@ import * as importLedger from './007-import-ledger.js';
 import * as statusIndexPartial from './008-status-index-partial.js';
 import * as memberLastImport from './009-member-last-import.js';
 import * as membershipAddedWithMember from './010-membership-added-with-member.js';
+import * as counts from './011-counts.js';
 
 export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '001-spine', sql: spine.sql },
@@ -29,4 +30,5 @@ export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '008-status-index-partial', sql: statusIndexPartial.sql },
   { name: '009-member-last-import', sql: memberLastImport.sql },
   { name: '010-membership-added-with-member', sql: membershipAddedWithMember.sql },
+  { name: '011-counts', sql: counts.sql },
 ];
