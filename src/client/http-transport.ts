@@ -1,4 +1,17 @@
-import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import type { Dispatcher, Pool as PoolType } from 'undici';
+import { setFlagsFromString } from 'node:v8';
+// The parts of undici a call needs, not its index: the index also loads fetch, the
+// mock agent, caches and WebSocket, half of what a remote command spent starting.
+import Pool from 'undici/lib/dispatcher/pool.js';
+import undiciRequest from 'undici/lib/api/api-request.js';
+import { UndiciError } from 'undici/lib/core/errors.js';
+
+// undici parses HTTP with llhttp compiled to WebAssembly. V8 compiles such a module
+// twice, the second time (optimized) in the background, and a process cannot exit
+// until that compilation ends: ~100 ms after a one-request command had its answer.
+// The baseline compiler alone parses answers fast enough for a command line (an
+// answer's body is passed through, not parsed), so the optimizing tier is left out.
+setFlagsFromString('--liftoff-only');
 import { ApiError } from '../errors.js';
 import { ConnectionError, queryString, type ApiCall, type Download, type Transport } from './transport.js';
 
@@ -26,7 +39,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The service over HTTP: an undici Pool with keep-alive, timeouts and retries with backoff. */
 export class HttpTransport implements Transport {
-  private readonly pool: Pool;
+  private readonly pool: PoolType;
   private readonly basePath: string;
   private readonly auth?: string;
 
@@ -123,7 +136,7 @@ export class HttpTransport implements Transport {
 
   private send(call: ApiCall, accept: string): Promise<Dispatcher.ResponseData> {
     const qs = new URLSearchParams(queryString(call.query)).toString();
-    return this.pool.request({
+    return undiciRequest.call(this.pool, {
       method: call.method,
       path: `${this.basePath}${call.path}${qs ? `?${qs}` : ''}`,
       headers: {
@@ -150,7 +163,7 @@ function parse(text: string): unknown {
 }
 
 function describe(err: unknown): string {
-  if (err instanceof undiciErrors.UndiciError) return `${err.message} (${(err as { code?: string }).code})`;
+  if (err instanceof UndiciError) return `${err.message} (${(err as { code?: string }).code})`;
   const e = err as { code?: string; message?: string };
   return e.code ? `${e.code}${e.message && !e.message.includes(e.code) ? ` ${e.message}` : ''}` : String(e.message ?? err);
 }
