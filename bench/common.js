@@ -21,17 +21,19 @@ export function timed(cmd, args, env = {}) {
 
 /**
  * The benchmark audience, one generator for every bench: email, first_name, last_name,
- * city, birthday (date), score (numeric) and group_name (four groups).
+ * city, birthday (date), score (numeric) and group_name (four groups, or the first
+ * `groups` of them: row i is in group i % groups).
  */
-export async function writeMembersCsv(file, rows) {
+export async function writeMembersCsv(file, rows, { groups: groupCount = 4 } = {}) {
   const out = createWriteStream(file);
   const cities = ['Oslo', 'Bergen', 'London', 'Paris', 'Berlin', 'New York', 'Tokyo', 'Lisbon'];
-  const groups = ['Newsletter', 'Customers', 'VIP', 'Leads'];
+  if (!Number.isInteger(groupCount) || groupCount < 1 || groupCount > 4) throw new Error(`writeMembersCsv: 1 to 4 groups, not ${groupCount}`);
+  const groups = ['Newsletter', 'Customers', 'VIP', 'Leads'].slice(0, groupCount);
   out.write('email,first_name,last_name,city,birthday,score,group_name\n');
   let buf = '';
   for (let i = 0; i < rows; i++) {
     const day = `${1950 + (i % 50)}-${String(1 + (i % 12)).padStart(2, '0')}-${String(1 + (i % 28)).padStart(2, '0')}`;
-    buf += `user${i}@example.com,First${i},Last${i % 997},${cities[i % 8]},${day},${((i * 7) % 1000) / 10},${groups[i % 4]}\n`;
+    buf += `user${i}@example.com,First${i},Last${i % 997},${cities[i % 8]},${day},${((i * 7) % 1000) / 10},${groups[i % groupCount]}\n`;
     if (buf.length > 1 << 20) {
       if (!out.write(buf)) await once(out, 'drain');
       buf = '';

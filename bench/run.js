@@ -9,7 +9,8 @@
 //   2. local `amsg members get ID --json` vs `node -e 0`    wall time    goal ≤ 1.6×
 //   3. `amsg serve` GET /1/members/{id} vs bare node:http   requests/s   goal ≥ 0.5×
 //
-// Plus: which packages `members get` loads (ink? react? undici?).
+// Plus: which packages `members get` loads (ink? react? undici?). Then the bulk figures
+// (bench/import.js, export.js, send.js) and the scale figure (bench/scale.js).
 //
 // Knobs (environment): BENCH_RUNS (runs per side for 1 and 2, default 15),
 // BENCH_SECONDS (seconds per autocannon run, default 2), BENCH_ROUNDS (rounds, each
@@ -378,4 +379,13 @@ if (process.env.BENCH_BULK !== '0') {
     const r = spawnSync(NODE, [join(ROOT, 'bench', script)], { stdio: 'inherit', env: process.env });
     if (r.status !== 0) fail(`bench/${script} exited ${r.status}`);
   }
+}
+
+// The scale figure of issue 9: every one-page or one-record read at 1,000 and at a
+// million members (BENCH_SCALE=0 skips it, BENCH_SCALE_N scales it down). Last, as it
+// builds its own million-member database.
+if (process.env.BENCH_SCALE !== '0') {
+  console.log('\n--- bench/scale.js ---');
+  const r = spawnSync(NODE, [join(ROOT, 'bench', 'scale.js')], { stdio: 'inherit', env: process.env });
+  if (r.status !== 0) fail(`bench/scale.js exited ${r.status}`);
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import type { Api } from '../src/client/api.js';
 import { action, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
+import { allPages } from '../src/cli/paging.js';
 import { collect, collectList, groupIds, memberId, parseIds, searchId, subscriptionId } from '../src/cli/resolve.js';
 
 const MAILING_COLUMNS = [
@@ -632,7 +633,8 @@ export function register(mailings: Command) {
     ['amsg mailings get 12 --json | jq .split_test.variants', 'amsg mailings winner 12 14'],
   );
 
-  const readCommand = (name: string, description: string, path: string, columns?: string[]) =>
+  // Member lists come a window at a time; the command prints them whole.
+  const readCommand = (name: string, description: string, path: string, columns?: string[], paged = false) =>
     examples(
       mailings
         .command(`${name} <mailing>`)
@@ -641,15 +643,16 @@ export function register(mailings: Command) {
           action(async (ctx, id: string) => {
             const mailingId = numericId(id, 'MAILING');
             const api = await ctx.api();
-            await ctx.print(await api.get(`/mailings/${mailingId}${path}`), { columns });
+            const list = paged ? await allPages(api, `/mailings/${mailingId}${path}`) : await api.get(`/mailings/${mailingId}${path}`);
+            await ctx.print(list, { columns });
           }),
         ),
       [`amsg mailings ${name} 12`],
     );
-  readCommand('members', 'the members a mailing was sent to individually (not through groups or searches)', '/members', MEMBER_COLUMNS);
+  readCommand('members', 'the members a mailing was sent to individually (not through groups or searches)', '/members', MEMBER_COLUMNS, true);
   readCommand('groups', 'the groups a mailing goes to', '/groups');
   readCommand('subscriptions', 'the subscriptions a mailing goes to', '/subscriptions');
-  readCommand('suppressed-members', 'the members kept out of a mailing', '/suppressed_members', MEMBER_COLUMNS);
+  readCommand('suppressed-members', 'the members kept out of a mailing', '/suppressed_members', MEMBER_COLUMNS, true);
   readCommand('headsup', 'the heads-up copies of a mailing, with when they were sent', '/headsup');
 
   examples(

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { action, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
 import { seg, type Api } from '../src/client/api.js';
+import { allPages } from '../src/cli/paging.js';
 import {
   collect,
   collectList,
@@ -180,7 +181,7 @@ export function register(members: Command) {
       .action(
         action(async (ctx, ref: string) => {
           const api = await ctx.api();
-          await ctx.print(await api.get(`/members/${await memberId(api, ref)}/mailings`));
+          await ctx.print(await allPages(api, `/members/${await memberId(api, ref)}/mailings`));
         }),
       ),
     ['amsg members mailings 42'],
@@ -429,7 +430,7 @@ export function register(members: Command) {
         action(async (ctx, id: string, o: { addedOnly?: boolean; addedToGroups?: boolean }) => {
           const api = await ctx.api();
           await ctx.print(
-            await api.get(`/members/imports/${parseIds([id], 'the import id')[0]}/members`, {
+            await allPages(api, `/members/imports/${parseIds([id], 'the import id')[0]}/members`, {
               added_only: o.addedOnly,
               added_to_groups: o.addedToGroups,
             }),

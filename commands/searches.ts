@@ -53,7 +53,8 @@ Operators: eq, lt, gt, between (two values, inclusive), contains (a glob: * and 
 in (a list of values), any (a text[] field holds any of a list).
 Subjects: member_field:<name>, member:email, member_status_id, member_since,
 group and subscription (name or id), search and segment (id).
-A segment is a saved search; counts are computed each time a search is read.
+A segment is a saved search. Counts and members are those of the stored result, computed when
+the search is saved and refreshed in the background after the audience changes (cached_at says when).
 `,
   );
 

@@ -20,6 +20,11 @@ export interface TestService {
   file: string;
   /** One request through the route table, as the server would see it. */
   call(method: string, path: string, opts?: { query?: Record<string, string>; body?: unknown; rawBody?: string }): Promise<{ status: number; body: any }>;
+  /**
+   * Runs fn and answers what it returned and the statements it ran on `db`, in order,
+   * as SQLite expands them (values in place of parameters). Needs `trace: true`.
+   */
+  capture<T>(fn: () => T | Promise<T>): Promise<{ result: T; statements: string[] }>;
   close(): void;
 }
 
@@ -29,12 +34,15 @@ export const WRITER_SCRIPT = fileURLToPath(new URL('../dist/import-writer-thread
 /**
  * A fresh initialized database in a temp dir, with a pinned clock, acting as account
  * 1's owner. With `importWriter`, streamed-import batches are written on the import
- * writer's thread, as in the built CLI and `amsg serve`.
+ * writer's thread, as in the built CLI and `amsg serve`. With `trace`, `capture` can
+ * collect the statements a call runs (off by default: expanding every statement costs).
  */
-export function makeService(now = T0, opts: { importWriter?: boolean } = {}): TestService {
+export function makeService(now = T0, opts: { importWriter?: boolean; trace?: boolean } = {}): TestService {
   const dir = mkdtempSync(join(tmpdir(), 'amsg-test-'));
   const file = join(dir, 'amsg.db');
-  const db = openDb(file);
+  // Statements are collected only while a capture runs.
+  let captured: string[] | undefined;
+  const db = openDb(file, opts.trace ? { trace: (sql) => captured?.push(sql) } : {});
   const clock = fixedClock(now);
   // Without the standard fields, so each test defines exactly the fields it uses.
   initialize(db, clock, { standardFields: false });
@@ -57,6 +65,16 @@ export function makeService(now = T0, opts: { importWriter?: boolean } = {}): Te
         actor,
       });
       return { status: res.status, body: JSON.parse(JSON.stringify(res.body ?? null)) };
+    },
+    async capture(fn) {
+      if (!opts.trace) throw new Error('capture needs makeService(now, { trace: true })');
+      const statements: string[] = [];
+      captured = statements;
+      try {
+        return { result: await fn(), statements };
+      } finally {
+        captured = undefined;
+      }
     },
     close() {
       void writer?.close();

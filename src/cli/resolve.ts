@@ -6,6 +6,7 @@ import type { Api } from '../client/api.js';
 import { seg } from '../client/api.js';
 import { ApiError } from '../errors.js';
 import { UsageError, type RunContext } from './context.js';
+import { allPages } from './paging.js';
 
 const isId = (ref: string) => /^\d+$/.test(ref);
 
@@ -68,7 +69,7 @@ export async function groupIds(api: Api, ctx: RunContext, refs: string[] = [], c
   const names = refs.filter((r) => !isId(r));
   const byName = new Map<string, number>();
   if (names.length) {
-    const groups = await api.get<GroupRef[]>('/groups', { group_types: 'g,h,s', end: 1_000_000 });
+    const groups = await allPages<GroupRef>(api, '/groups', { group_types: 'g,h,s' });
     for (const g of groups) byName.set(g.group_name.toLowerCase(), g.member_group_id);
     const missing = [...new Set(names.filter((n) => !byName.has(n.toLowerCase())))];
     if (missing.length && !create)
@@ -84,7 +85,7 @@ export async function groupIds(api: Api, ctx: RunContext, refs: string[] = [], c
         // Another process (a parallel import script) created one of them first:
         // creation is all-or-none, so look them all up again.
         if (!(err instanceof ApiError && err.status === 400 && /already exists/.test(err.message))) throw err;
-        const again = await api.get<GroupRef[]>('/groups', { group_types: 'g,h,s', end: 1_000_000 });
+        const again = await allPages<GroupRef>(api, '/groups', { group_types: 'g,h,s' });
         for (const g of again) byName.set(g.group_name.toLowerCase(), g.member_group_id);
         const still = missing.filter((n) => !byName.has(n.toLowerCase()));
         if (still.length) return groupIds(api, ctx, refs, create);
@@ -113,7 +114,7 @@ export async function subscriptionId(api: Api, ref: string): Promise<number> {
 /** A saved search (or segment) id for an id or a name (case-insensitive, among live searches). */
 export async function searchId(api: Api, ref: string): Promise<number> {
   if (isId(ref)) return Number(ref);
-  const searches = await api.get<{ search_id: number; name: string }[]>('/searches', { end: 1_000_000 });
+  const searches = await allPages<{ search_id: number; name: string }>(api, '/searches');
   const found = searches.find((x) => x.name.toLowerCase() === ref.toLowerCase());
   if (!found) throw new UsageError(`no search named "${ref}" (see amsg searches list)`);
   return found.search_id;

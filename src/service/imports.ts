@@ -13,6 +13,7 @@ import { inTransaction, type Db } from '../store/db.js';
 import { stmt } from '../store/statements.js';
 import { addActive, countJoined, countRestored, countsFollowWrites } from '../store/counters.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
+import { windowOf, type Window } from './paging.js';
 import { isEmail } from '../api/schema.js';
 import { stamp, type Clock } from './clock.js';
 import type { Ctx } from './context.js';
@@ -139,33 +140,56 @@ export interface ImportMemberItem {
 }
 
 /**
- * GET /members/imports/{id}/members. With no filter, every member the import touched;
- * added_only keeps the members it created; added_to_groups the ones it put in a group.
+ * GET /members/imports/{id}/members, one window in member id order. With no filter,
+ * every member the import touched; added_only keeps the members it created;
+ * added_to_groups the ones it put in a group.
+ *
+ * The import's ranges (migration 007) are walked in first_id order, its ledger's
+ * primary key, and counted by their lengths: every id of a range is a member (purging
+ * one cuts it out), so a page expands only the ranges it falls in, and a deep page
+ * costs the ranges before it, not their members.
  */
 export function importMembers(
   ctx: Ctx,
   importId: number,
-  filter: { all?: boolean; added_only?: boolean; added_to_groups?: boolean },
+  filter: { all?: boolean; added_only?: boolean; added_to_groups?: boolean } & Window,
 ): ImportMemberItem[] {
   importRow(ctx, importId);
+  const { limit, offset } = windowOf(filter);
   const where: string[] = [];
   if (!filter.all) {
     if (filter.added_only) where.push("change_type = 'a'");
     if (filter.added_to_groups) where.push('added_to_groups = 1');
   }
-  // The import's ranges (migration 007), expanded to members.
-  return ctx.db
-    .prepare(
-      `WITH RECURSIVE l (member_id, last_id, change_type, added_to_groups) AS (
-         SELECT first_id, last_id, change_type, added_to_groups FROM import_ledger
-          WHERE import_id = ?${where.length ? ` AND ${where.join(' AND ')}` : ''}
-         UNION ALL
-         SELECT member_id + 1, last_id, change_type, added_to_groups FROM l WHERE member_id < last_id
-       )
-       SELECT l.member_id, l.change_type, m.member_status_id, m.email
-         FROM l JOIN members m ON m.member_id = l.member_id ORDER BY l.member_id`,
-    )
-    .all(importId) as ImportMemberItem[];
+  const ranges = stmt(
+    ctx.db,
+    `SELECT first_id, last_id, change_type FROM import_ledger
+      WHERE import_id = ?${where.length ? ` AND ${where.join(' AND ')}` : ''} ORDER BY first_id`,
+  );
+  // The window's part of each range it falls in, taken before any member is read
+  // (the ranges' statement stays open while it is iterated).
+  const slices: { from: number; to: number; change_type: ChangeType }[] = [];
+  let skip = offset;
+  let want = limit;
+  if (want > 0)
+    for (const [first, last, change_type] of ranges.raw().iterate(importId) as IterableIterator<[number, number, ChangeType]>) {
+      const length = last - first + 1;
+      if (skip >= length) {
+        skip -= length;
+        continue;
+      }
+      const from = first + skip;
+      const to = Math.min(last, from + want - 1);
+      slices.push({ from, to, change_type });
+      skip = 0;
+      want -= to - from + 1;
+      if (want === 0) break;
+    }
+  const members = stmt(
+    ctx.db,
+    'SELECT member_id, ? AS change_type, member_status_id, email FROM members WHERE member_id BETWEEN ? AND ? ORDER BY member_id',
+  );
+  return slices.flatMap((s) => members.all(s.change_type, s.from, s.to) as ImportMemberItem[]);
 }
 
 /** The most member ids one import_ledger range spans (the table's CHECK and purge trigger rely on it). */

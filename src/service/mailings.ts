@@ -18,6 +18,7 @@ import { stmt } from '../store/statements.js';
 import { ApiError, badRequest, forbidden, notFound } from '../errors.js';
 import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
+import { windowOf, type Window } from './paging.js';
 import { FieldCatalog } from './fields.js';
 import { getGroup, requireGroups, type GroupRecord } from './groups.js';
 import { memberRow, membersByEmail, toMember, type MemberRecord, type MemberRow } from './members.js';
@@ -129,6 +130,7 @@ export interface AudienceRef {
   ref_id: number;
 }
 
+/** Every reference of a mailing's audience (the send resolves them all). */
 export function audienceOf(ctx: Ctx, mailingId: number): AudienceRef[] {
   return stmt(
     ctx.db,
@@ -136,8 +138,14 @@ export function audienceOf(ctx: Ctx, mailingId: number): AudienceRef[] {
   ).all(mailingId) as AudienceRef[];
 }
 
-const refsOf = (audience: AudienceRef[], role: AudienceRef['role'], kind: AudienceRef['kind']) =>
-  audience.filter((a) => a.role === role && a.kind === kind).map((a) => a.ref_id);
+/**
+ * The references of one role and kind, in the order given (the order migration 013
+ * indexes): the groups of a mailing read no member named individually.
+ */
+const refsOf = (ctx: Ctx, mailingId: number, role: AudienceRef['role'], kind: AudienceRef['kind']) =>
+  stmt(ctx.db, 'SELECT ref_id FROM mailing_audience WHERE mailing_id = ? AND role = ? AND kind = ? ORDER BY position')
+    .pluck()
+    .all(mailingId, role, kind) as number[];
 
 export interface LinkRecord {
   mailing_id: number;
@@ -176,22 +184,22 @@ export function mailingDetail(
   opts: { segmentNames?: boolean; subscriptionNames?: boolean } = {},
 ): MailingDetail {
   const mailing = mailingRow(ctx, mailingId);
-  const audience = audienceOf(ctx, mailingId);
+  const refs = (kind: AudienceRef['kind']) => refsOf(ctx, mailingId, 'include', kind);
   const groupName = stmt(ctx.db, 'SELECT group_name FROM member_groups WHERE member_group_id = ?');
   const subscriptionName = stmt(ctx.db, 'SELECT subscription_name FROM subscriptions WHERE subscription_id = ?');
   const searchName = stmt(ctx.db, 'SELECT name FROM searches WHERE search_id = ?');
   const nameOf = (s: ReturnType<typeof stmt>, id: number) => (s.pluck().get(id) as string | undefined) ?? '';
   return {
     mailing,
-    recipient_groups: refsOf(audience, 'include', 'group').map((id) => ({ member_group_id: id, name: nameOf(groupName, id) })),
-    recipient_subscriptions: refsOf(audience, 'include', 'subscription').map((id) =>
+    recipient_groups: refs('group').map((id) => ({ member_group_id: id, name: nameOf(groupName, id) })),
+    recipient_subscriptions: refs('subscription').map((id) =>
       opts.subscriptionNames ? { subscription_id: id, subscription_name: nameOf(subscriptionName, id) } : { subscription_id: id },
     ),
-    recipient_segments: refsOf(audience, 'include', 'segment').map((id) =>
+    recipient_segments: refs('segment').map((id) =>
       opts.segmentNames ? { segment_id: id, name: nameOf(searchName, id) } : { segment_id: id },
     ),
-    recipient_searches: refsOf(audience, 'include', 'search').map((id) => ({ search_id: id, name: nameOf(searchName, id) })),
-    recipient_members: individualRecipients(ctx, mailingId, 'include').map((m) => ({ email: m.email, member_id: m.member_id })),
+    recipient_searches: refs('search').map((id) => ({ search_id: id, name: nameOf(searchName, id) })),
+    recipient_members: individualRecipients(ctx, mailingId, 'include'),
     heads_up_emails: stmt(ctx.db, 'SELECT email FROM mailing_headsup WHERE mailing_id = ? ORDER BY email')
       .pluck()
       .all(mailingId) as string[],
@@ -200,11 +208,12 @@ export function mailingDetail(
   };
 }
 
+/** A mailing's links in link_order: saved in that order at once, so link ids follow it and the index gives it. */
 function linksOf(ctx: Ctx, mailingId: number): LinkRecord[] {
   return (
     stmt(
       ctx.db,
-      'SELECT mailing_id, plaintext, link_id, link_name, link_target, link_order FROM mailing_links WHERE mailing_id = ? ORDER BY link_order',
+      'SELECT mailing_id, plaintext, link_id, link_name, link_target, link_order FROM mailing_links WHERE mailing_id = ? ORDER BY link_id',
     ).all(mailingId) as (Omit<LinkRecord, 'plaintext'> & { plaintext: number })[]
   ).map((l) => ({ ...l, plaintext: l.plaintext === 1 }));
 }
@@ -226,21 +235,40 @@ function splitTestInfo(ctx: Ctx, m: MailingRow): SplitTestInfo | null {
   };
 }
 
-/** Members named individually as recipients (include) or kept out (suppress), as member records. */
-export function individualRecipients(ctx: Ctx, mailingId: number, role: AudienceRef['role']): MemberRecord[] {
+/**
+ * Members named individually as recipients (include) or kept out (suppress), in the
+ * order given: the detail record's whole list (the spec's shape has no window), so
+ * only the two columns it shows are read.
+ */
+export function individualRecipients(ctx: Ctx, mailingId: number, role: AudienceRef['role']): { email: string; member_id: number }[] {
+  return stmt(
+    ctx.db,
+    `SELECT m.email, m.member_id FROM mailing_audience a CROSS JOIN members m ON m.member_id = a.ref_id
+      WHERE a.mailing_id = ? AND a.role = ? AND a.kind = 'member' ORDER BY a.position`,
+  ).all(mailingId, role) as { email: string; member_id: number }[];
+}
+
+/**
+ * A window of the members named individually, in member id order: the audience's
+ * primary key ends with ref_id, so a page walks it without a sort (CROSS JOIN keeps
+ * it the outer loop). Members purged since are left out before the window is taken,
+ * so only the last page is short.
+ */
+function individualRecipientsPage(ctx: Ctx, mailingId: number, role: AudienceRef['role'], w: Window): MemberRecord[] {
+  const { limit, offset } = windowOf(w);
   const rows = stmt(
     ctx.db,
-    `SELECT m.* FROM mailing_audience a JOIN members m ON m.member_id = a.ref_id
-      WHERE a.mailing_id = ? AND a.role = ? AND a.kind = 'member' ORDER BY a.position`,
-  ).all(mailingId, role) as MemberRow[];
+    `SELECT m.* FROM mailing_audience a CROSS JOIN members m ON m.member_id = a.ref_id
+      WHERE a.mailing_id = ? AND a.role = ? AND a.kind = 'member' ORDER BY a.ref_id LIMIT ? OFFSET ?`,
+  ).all(mailingId, role, limit, offset) as MemberRow[];
   const catalog = FieldCatalog.of(ctx);
   return rows.map((r) => toMember(r, catalog));
 }
 
-/** GET /mailings/{id}/members: the members sent to individually (groups and searches excluded). */
-export function mailingMembers(ctx: Ctx, mailingId: number): MemberRecord[] {
+/** GET /mailings/{id}/members: the members sent to individually (groups and searches excluded), one window of them. */
+export function mailingMembers(ctx: Ctx, mailingId: number, w: Window = {}): MemberRecord[] {
   mailingRow(ctx, mailingId);
-  return individualRecipients(ctx, mailingId, 'include');
+  return individualRecipientsPage(ctx, mailingId, 'include', w);
 }
 
 /** The records behind ids, leaving out those deleted since (a mailing keeps its history). */
@@ -257,25 +285,24 @@ function existing<T>(ids: number[], get: (id: number) => T): T[] {
 
 export function mailingGroups(ctx: Ctx, mailingId: number): GroupRecord[] {
   mailingRow(ctx, mailingId);
-  return existing(refsOf(audienceOf(ctx, mailingId), 'include', 'group'), (id) => getGroup(ctx, id));
+  return existing(refsOf(ctx, mailingId, 'include', 'group'), (id) => getGroup(ctx, id));
 }
 
 export function mailingSubscriptions(ctx: Ctx, mailingId: number): SubscriptionRecord[] {
   mailingRow(ctx, mailingId);
-  return existing(refsOf(audienceOf(ctx, mailingId), 'include', 'subscription'), (id) => getSubscription(ctx, id));
+  return existing(refsOf(ctx, mailingId, 'include', 'subscription'), (id) => getSubscription(ctx, id));
 }
 
 /** Searches of the audience (saved searches and segments alike), included or suppressed. */
 export function mailingSearches(ctx: Ctx, mailingId: number, role: AudienceRef['role']): SearchRecord[] {
   mailingRow(ctx, mailingId);
-  const audience = audienceOf(ctx, mailingId);
-  const ids = [...new Set([...refsOf(audience, role, 'search'), ...refsOf(audience, role, 'segment')])];
+  const ids = [...new Set([...refsOf(ctx, mailingId, role, 'search'), ...refsOf(ctx, mailingId, role, 'segment')])];
   return existing(ids, (id) => getSearch(ctx, id));
 }
 
-export function suppressedMembers(ctx: Ctx, mailingId: number): MemberRecord[] {
+export function suppressedMembers(ctx: Ctx, mailingId: number, w: Window = {}): MemberRecord[] {
   mailingRow(ctx, mailingId);
-  return individualRecipients(ctx, mailingId, 'suppress');
+  return individualRecipientsPage(ctx, mailingId, 'suppress', w);
 }
 
 export function headsUp(ctx: Ctx, mailingId: number): { sent_ts: string | null; email: string; mailing_id: number }[] {
@@ -376,20 +403,28 @@ export interface MailingHistoryItem {
   account_id: number;
 }
 
-/** A member's messages (GET /members/{id}/mailings), newest first, each subject as the member got it. */
-export function mailingHistory(ctx: Ctx, memberId: number): MailingHistoryItem[] {
+/**
+ * A member's messages (GET /members/{id}/mailings), newest mailing first, each subject
+ * as the member got it; with a window, one page of them (the portability export takes
+ * them all). Mailing id order is the order of the member's index on mailing_messages
+ * (member_id, then the key's mailing_id), so a page reads its rows without a sort; the
+ * CROSS JOINs keep that index the outer loop (walking the account's mailings instead
+ * would cost every mailing the account ever sent, and a sort).
+ */
+export function mailingHistory(ctx: Ctx, memberId: number, w?: Window): MailingHistoryItem[] {
   memberRow(ctx, memberId);
+  const { limit, offset } = w ? windowOf(w) : { limit: -1, offset: 0 };
   const rows = stmt(
     ctx.db,
     `SELECT mm.delivery_type, mm.clicked, mm.opened, mm.delivery_ts, mm.sent, mm.forwarded, mm.shared,
             m.mailing_id, m.name, m.account_id, m.merge_fields,
             mm.member_id, mm.email, mm.merge_values, c.subject, c.html_body, c.plaintext, c.plaintext_only
        FROM mailing_messages mm
-       JOIN mailings m ON m.mailing_id = mm.mailing_id
-       JOIN mailings c ON c.mailing_id = mm.content_mailing_id
+       CROSS JOIN mailings m ON m.mailing_id = mm.mailing_id
+       CROSS JOIN mailings c ON c.mailing_id = mm.content_mailing_id
       WHERE mm.member_id = ? AND m.account_id = ?
-      ORDER BY mm.built_at DESC, m.mailing_id DESC`,
-  ).all(memberId, ctx.accountId) as (MailingHistoryItem & MessageRow & Pick<MailingRow, 'merge_fields' | 'html_body' | 'plaintext' | 'plaintext_only'>)[];
+      ORDER BY mm.mailing_id DESC LIMIT ? OFFSET ?`,
+  ).all(memberId, ctx.accountId, limit, offset) as (MailingHistoryItem & MessageRow & Pick<MailingRow, 'merge_fields' | 'html_body' | 'plaintext' | 'plaintext_only'>)[];
   return rows.map((r) => ({
     delivery_type: r.delivery_type,
     clicked: r.clicked,

@@ -8,7 +8,13 @@
  *
  * They are validated completely when saved, stored as compact JSON text, and compiled
  * to one SQL boolean expression over the member row `m` (with bound parameters) every
- * time the search runs, so a search is never stale and never loads members into JS.
+ * time the search runs, so a search never loads members into JS.
+ *
+ * Which reads are exact: mailing sends and exports run the criteria when they resolve
+ * their audience (searchMembersSql), so they get the truth of that moment. Reading a
+ * search (its counts) and its member list answer a stored result instead ("The stored
+ * result" below), computed when the search is saved and refreshed in the background,
+ * so a GET costs the same at 1k and at 1M members and never writes.
  *
  * Names are looked up when the search runs: a field, group or subscription renamed or
  * deleted after the search was saved makes the conditions that name it match nobody
@@ -16,10 +22,12 @@
  * referred to by id only, so a saved search can refuse a cycle and a search another
  * one uses cannot be deleted.
  */
-import { inTransaction } from '../store/db.js';
+import type { Statement } from 'better-sqlite3';
+import { inTransaction, type Db } from '../store/db.js';
 import { stmt } from '../store/statements.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
-import { stamp } from './clock.js';
+import { localActor } from './accounts.js';
+import { stamp, type Clock } from './clock.js';
 import type { Ctx } from './context.js';
 import { coerceValue, FieldCatalog, type FieldRecord } from './fields.js';
 import { MEMBER_STATUSES, toMember, type MemberRecord, type MemberRow } from './members.js';
@@ -45,11 +53,19 @@ interface SearchRow {
   account_id: number;
   name: string;
   criteria: string;
+  /** When the stored result was computed (both; NULL before the first computation). */
   cached_at: string | null;
   last_run_at: string | null;
   created_at: string;
   deleted_at: string | null;
   purged_at: string | null;
+  active_count: number;
+  error_count: number;
+  optout_count: number;
+  /** Rows of the search in search_results. */
+  member_count: number;
+  compute_ms: number;
+  stale_since: string | null;
 }
 
 interface Sql {
@@ -479,7 +495,7 @@ function referencedSearches(criteriaText: string): number[] {
   return ids;
 }
 
-// ---------------------------------------------------------------- reads
+// ---------------------------------------------------------------- running the criteria
 
 function liveRow(ctx: Ctx, searchId: number): SearchRow {
   const row = stmt(ctx.db, 'SELECT * FROM searches WHERE account_id = ? AND search_id = ? AND deleted_at IS NULL').get(
@@ -497,62 +513,317 @@ function conditionOf(ctx: Ctx, row: SearchRow): Sql {
 
 const LIVE_MEMBERS = 'FROM members m WHERE m.account_id = ? AND m.deleted_at IS NULL';
 
-/** SQL selecting `member_id` of the account's live (not deleted) members matching the saved search, any status. */
+/**
+ * SQL selecting `member_id` of the account's live (not deleted) members matching the
+ * saved search, any status, run now: what mailing sends and exports resolve.
+ */
 export function searchMembersSql(ctx: Ctx, searchId: number): { sql: string; params: unknown[] } {
   const condition = conditionOf(ctx, liveRow(ctx, searchId));
   return { sql: `SELECT m.member_id ${LIVE_MEMBERS} AND ${condition.sql}`, params: [ctx.accountId, ...condition.params] };
 }
 
-/**
- * The record, with counts computed now by running the search (live members with status
- * a, e, o; forwarded ones are in no count). Counts are never cached, so every answer
- * that carries them is a run of the search: cached_at and last_run_at are set to now,
- * in the row too.
+// ---------------------------------------------------------------- the stored result
+
+/*
+ * Reading a search or its members answers a result computed before, so the read costs
+ * the same at 1k and at 1M members and never writes (DESIGN.md "Scale"):
+ *
+ * - search_results holds the members the search matched; the search row holds the
+ *   counts of that computation, and cached_at = last_run_at, when it began.
+ * - Saving criteria (create, or an update that gives them) computes the search, and
+ *   the searches that use it, inside that write: the client waits for a write anyway,
+ *   and the answer is exact.
+ * - Otherwise the job runner refreshes a search once the audience may have changed
+ *   (stale_since, see noteChanges) and its result is older than ten times what
+ *   computing it took (at least a second), so refreshing takes at most about a tenth
+ *   of the time however busy the account is. A result a day old is refreshed anyway
+ *   (a write nobody noticed: a process killed before its runner ran, the sqlite3 shell).
+ *   A refresh goes through the members a range of ids per step, one short transaction
+ *   each, bringing the stored result in line range by range; the counts and cached_at
+ *   change when the last range is done.
+ * - A page leaves out members archived since the result was computed (they count until
+ *   the refresh); purged members leave the result by the cascade.
  */
-function withCounts(ctx: Ctx, rows: SearchRow[]): SearchRecord[] {
-  if (!rows.length) return [];
+
+/** Member ids one background step covers: a few milliseconds of work whatever the audience. */
+const STEP_IDS = 10_000;
+/** Member ids per statement when a write computes a search whole. */
+const WRITE_SPAN_IDS = 100_000;
+const MIN_REFRESH_MS = 1_000;
+const REFRESH_FACTOR = 10;
+const MAX_AGE_MS = 24 * 3_600_000;
+
+interface Counts {
+  active_count: number;
+  error_count: number;
+  optout_count: number;
+}
+
+interface RefreshRow extends Counts {
+  search_id: number;
+  started_at: string;
+  done_to: number;
+  ms: number;
+}
+
+const millisOf = (t: string) => Date.parse(`${t.slice(0, 23)}Z`);
+
+const maxMemberId = (ctx: Ctx) => (stmt(ctx.db, 'SELECT max(member_id) FROM members').pluck().get() as number | null) ?? 0;
+
+/**
+ * The live members of the account matching, in a range of ids. The `+` keeps SQLite
+ * from walking the account's index (the whole account, every step) instead of the range.
+ */
+function matchingInRange(ctx: Ctx, condition: Sql): Statement {
+  return ctx.db
+    .prepare(
+      `SELECT m.member_id, m.member_status_id FROM members m
+        WHERE m.member_id > ? AND m.member_id <= ? AND +m.account_id = ? AND m.deleted_at IS NULL AND ${condition.sql}`,
+    )
+    .raw();
+}
+
+/**
+ * Makes the stored result agree with the search for the members with ids in (from, to],
+ * writing only what changed; answers the counts there and the rows added and removed.
+ */
+function syncRange(ctx: Ctx, searchId: number, matching: Statement, condition: Sql, from: number, to: number) {
+  const rows = matching.all(from, to, ctx.accountId, ...condition.params) as [number, string][];
+  const c = { active_count: 0, error_count: 0, optout_count: 0, matched: rows.length, added: 0, removed: 0 };
+  for (const [, status] of rows) {
+    if (status === 'a') c.active_count++;
+    else if (status === 'e') c.error_count++;
+    else if (status === 'o') c.optout_count++;
+  }
+  const ids = JSON.stringify(rows.map((r) => r[0]));
+  c.removed = stmt(
+    ctx.db,
+    `DELETE FROM search_results
+      WHERE search_id = ? AND member_id > ? AND member_id <= ? AND member_id NOT IN (SELECT value FROM json_each(?))`,
+  ).run(searchId, from, to, ids).changes;
+  if (rows.length)
+    c.added = stmt(ctx.db, 'INSERT OR IGNORE INTO search_results (search_id, member_id) SELECT ?, value FROM json_each(?)').run(
+      searchId,
+      ids,
+    ).changes;
+  return c;
+}
+
+/** Computes a search whole inside the caller's write: its stored result, counts and stamps. */
+function computeNow(ctx: Ctx, row: SearchRow): void {
+  const started = performance.now();
+  const condition = conditionOf(ctx, row);
+  const matching = matchingInRange(ctx, condition);
+  const total = { active_count: 0, error_count: 0, optout_count: 0, matched: 0 };
+  for (let from = 0, last = maxMemberId(ctx); from < last; from += WRITE_SPAN_IDS) {
+    const c = syncRange(ctx, row.search_id, matching, condition, from, from + WRITE_SPAN_IDS);
+    total.active_count += c.active_count;
+    total.error_count += c.error_count;
+    total.optout_count += c.optout_count;
+    total.matched += c.matched;
+  }
   const now = stamp(ctx.clock.now());
-  return inTransaction(ctx.db, () => {
-    const touch = stmt(ctx.db, 'UPDATE searches SET cached_at = ?, last_run_at = ? WHERE search_id = ?');
-    return rows.map((row) => {
-      const condition = conditionOf(ctx, row);
-      const counts = ctx.db
-        .prepare(
-          `SELECT COUNT(CASE WHEN m.member_status_id = 'a' THEN 1 END) AS active_count,
-                  COUNT(CASE WHEN m.member_status_id = 'e' THEN 1 END) AS error_count,
-                  COUNT(CASE WHEN m.member_status_id = 'o' THEN 1 END) AS optout_count
-             ${LIVE_MEMBERS} AND ${condition.sql}`,
-        )
-        .get(ctx.accountId, ...condition.params) as Pick<SearchRecord, 'active_count' | 'error_count' | 'optout_count'>;
-      touch.run(now, now, row.search_id);
-      return {
-        search_id: row.search_id,
-        account_id: row.account_id,
-        name: row.name,
-        criteria: row.criteria,
-        ...counts,
-        cached_at: now,
-        last_run_at: now,
-        deleted_at: row.deleted_at,
-        purged_at: row.purged_at,
-      };
-    });
+  stmt(
+    ctx.db,
+    `UPDATE searches SET active_count = ?, error_count = ?, optout_count = ?, member_count = ?, cached_at = ?, last_run_at = ?,
+            stale_since = NULL, compute_ms = ?
+      WHERE search_id = ?`,
+  ).run(total.active_count, total.error_count, total.optout_count, total.matched, now, now, Math.round(performance.now() - started), row.search_id);
+  // A background refresh under way is overtaken.
+  stmt(ctx.db, 'DELETE FROM search_refreshes WHERE search_id = ?').run(row.search_id);
+}
+
+/** One step of a background refresh, in one transaction: the next range of ids, and the new counts after the last one. */
+function refreshStep(ctx: Ctx, searchId: number): void {
+  inTransaction(ctx.db, () => {
+    const row = stmt(ctx.db, 'SELECT * FROM searches WHERE search_id = ? AND deleted_at IS NULL').get(searchId) as SearchRow | undefined;
+    if (!row) return;
+    let r = stmt(ctx.db, 'SELECT * FROM search_refreshes WHERE search_id = ?').get(searchId) as RefreshRow | undefined;
+    if (!r) {
+      r = { search_id: searchId, started_at: stamp(ctx.clock.now()), done_to: 0, active_count: 0, error_count: 0, optout_count: 0, ms: 0 };
+      stmt(ctx.db, 'INSERT INTO search_refreshes (search_id, started_at, done_to) VALUES (?, ?, 0)').run(searchId, r.started_at);
+      // What changes from now on is the next refresh's to catch.
+      stmt(ctx.db, 'UPDATE searches SET stale_since = NULL WHERE search_id = ?').run(searchId);
+    }
+    const started = performance.now();
+    const condition = conditionOf(ctx, row);
+    const to = r.done_to + STEP_IDS;
+    const c = syncRange(ctx, searchId, matchingInRange(ctx, condition), condition, r.done_to, to);
+    stmt(ctx.db, 'UPDATE searches SET member_count = member_count + ? WHERE search_id = ?').run(c.added - c.removed, searchId);
+    const ms = r.ms + Math.round(performance.now() - started);
+    if (to < maxMemberId(ctx)) {
+      stmt(
+        ctx.db,
+        `UPDATE search_refreshes SET done_to = ?, active_count = active_count + ?, error_count = error_count + ?,
+                optout_count = optout_count + ?, ms = ?
+          WHERE search_id = ?`,
+      ).run(to, c.active_count, c.error_count, c.optout_count, ms, searchId);
+      return;
+    }
+    stmt(
+      ctx.db,
+      `UPDATE searches SET active_count = ?, error_count = ?, optout_count = ?, cached_at = ?, last_run_at = ?, compute_ms = ?
+        WHERE search_id = ?`,
+    ).run(
+      r.active_count + c.active_count,
+      r.error_count + c.error_count,
+      r.optout_count + c.optout_count,
+      r.started_at,
+      r.started_at,
+      ms,
+      searchId,
+    );
+    stmt(ctx.db, 'DELETE FROM search_refreshes WHERE search_id = ?').run(searchId);
   });
 }
 
-/** A live search of the account with its counts; 404 when missing or deleted. */
-export function getSearch(ctx: Ctx, searchId: number): SearchRecord {
-  return withCounts(ctx, [liveRow(ctx, searchId)])[0];
+/*
+ * Noticing that the audience may have changed. Any committed write can change who
+ * matches (a member, a membership, a field or group deleted), and a trigger on each
+ * such row would cost an import about half a microsecond a row. Instead the runner
+ * notices that the database changed at all: total_changes() counts this connection's
+ * writes (requests, import jobs), PRAGMA data_version moves when another connection
+ * commits (another process, the import writer's thread). Every process that writes
+ * runs the runner (amsg serve in the background, the local CLI after each call), so
+ * each write is noticed by some runner, which stamps stale_since on the live searches.
+ * Writes that cannot change any search's members are left out (ownWrites): computing
+ * searches, and mailing sends. A GET changes neither number, so it stamps nothing.
+ */
+interface Seen {
+  /** data_version when last looked at (undefined: not yet in this process). */
+  version?: number;
+  /** total_changes() accounted for: noticed, or left out by ownWrites. */
+  changes: number;
+}
+const seen = new WeakMap<Db, Seen>();
+const seenOf = (db: Db): Seen => {
+  let s = seen.get(db);
+  if (!s) seen.set(db, (s = { changes: 0 }));
+  return s;
+};
+const totalChanges = (db: Db) => stmt(db, 'SELECT total_changes()').pluck().get() as number;
+
+/** Runs fn, whose writes on db change no search's members, so they make no search stale. */
+export function ownWrites<T>(db: Db, fn: () => T): T {
+  const s = seenOf(db);
+  const before = totalChanges(db);
+  try {
+    return fn();
+  } finally {
+    s.changes += totalChanges(db) - before;
+  }
 }
 
-/** The live searches in id order, the window only (counts are computed for those alone). */
+/** Stamps stale_since on the live searches when the database changed since last looked at. */
+function noteChanges(db: Db, clock: Clock): void {
+  const s = seenOf(db);
+  const version = stmt(db, 'PRAGMA data_version').pluck().get() as number;
+  const changes = totalChanges(db);
+  if (changes !== s.changes || (s.version !== undefined && s.version !== version)) {
+    // Asked first, so a database whose searches are all stamped already takes no write lock.
+    if (stmt(db, 'SELECT EXISTS (SELECT 1 FROM searches WHERE deleted_at IS NULL AND stale_since IS NULL)').pluck().get())
+      stmt(db, 'UPDATE searches SET stale_since = ? WHERE deleted_at IS NULL AND stale_since IS NULL').run(stamp(clock.now()));
+  }
+  s.changes = totalChanges(db);
+  s.version = version;
+}
+
+interface DueRow {
+  search_id: number;
+  account_id: number;
+  cached_at: string | null;
+  stale_since: string | null;
+  compute_ms: number;
+  refreshing: number;
+}
+
+/** Searches this process could not compute (it stops trying them; they keep their last result). */
+const failed = new WeakMap<Db, Set<number>>();
+
+/** The search to refresh next: one under way first, then in id order. */
+function nextDue(db: Db, now: number): DueRow | undefined {
+  const skip = failed.get(db);
+  const rows = stmt(
+    db,
+    `SELECT s.search_id, s.account_id, s.cached_at, s.stale_since, s.compute_ms, r.search_id IS NOT NULL AS refreshing
+       FROM searches s LEFT JOIN search_refreshes r ON r.search_id = s.search_id
+      WHERE s.deleted_at IS NULL AND (r.search_id IS NOT NULL OR s.cached_at IS NULL OR s.stale_since IS NOT NULL OR s.cached_at <= ?)
+      ORDER BY s.search_id`,
+  ).all(stamp(new Date(now - MAX_AGE_MS))) as DueRow[];
+  const candidates = rows.filter((r) => !skip?.has(r.search_id));
+  return (
+    candidates.find((r) => r.refreshing) ??
+    candidates.find((r) => {
+      if (r.cached_at === null) return true;
+      const age = now - millisOf(r.cached_at);
+      return age >= MAX_AGE_MS || (r.stale_since !== null && age >= Math.max(MIN_REFRESH_MS, REFRESH_FACTOR * r.compute_ms));
+    })
+  );
+}
+
+/**
+ * The job runner's part for searches: notices changes, then refreshes due searches a
+ * step at a time (at least one step per call) for up to budgetMs. Answers whether a
+ * refresh is left to do now.
+ */
+export function advanceSearches(db: Db, clock: Clock, budgetMs: number): boolean {
+  const deadline = Date.now() + budgetMs;
+  const busy = (err: unknown) => (err as { code?: string }).code === 'SQLITE_BUSY';
+  try {
+    noteChanges(db, clock);
+  } catch (err) {
+    if (busy(err)) return true;
+    throw err;
+  }
+  for (let first = true; ; first = false) {
+    const due = nextDue(db, clock.now().getTime());
+    if (!due) return false;
+    if (!first && Date.now() >= deadline) return true;
+    try {
+      ownWrites(db, () =>
+        refreshStep({ db, clock, actor: localActor(db, due.account_id), accountId: due.account_id }, due.search_id),
+      );
+    } catch (err) {
+      if (busy(err)) return true;
+      // It would fail again on every step and hold up the searches after it.
+      let skip = failed.get(db);
+      if (!skip) failed.set(db, (skip = new Set()));
+      skip.add(due.search_id);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- reads
+
+function recordOf(row: SearchRow): SearchRecord {
+  return {
+    search_id: row.search_id,
+    account_id: row.account_id,
+    name: row.name,
+    criteria: row.criteria,
+    active_count: row.active_count,
+    error_count: row.error_count,
+    optout_count: row.optout_count,
+    cached_at: row.cached_at,
+    last_run_at: row.last_run_at,
+    deleted_at: row.deleted_at,
+    purged_at: row.purged_at,
+  };
+}
+
+/** A live search of the account with its stored counts (as of cached_at); 404 when missing or deleted. */
+export function getSearch(ctx: Ctx, searchId: number): SearchRecord {
+  return recordOf(liveRow(ctx, searchId));
+}
+
+/** The live searches in id order, the window only, with their stored counts. */
 export function listSearches(ctx: Ctx, w: Window = {}): SearchRecord[] {
   const { limit, offset } = windowOf(w);
   const rows = stmt(
     ctx.db,
     'SELECT * FROM searches WHERE account_id = ? AND deleted_at IS NULL ORDER BY search_id LIMIT ? OFFSET ?',
   ).all(ctx.accountId, limit, offset) as SearchRow[];
-  return withCounts(ctx, rows);
+  return rows.map(recordOf);
 }
 
 export function countSearches(ctx: Ctx): number {
@@ -567,20 +838,63 @@ export function searchNames(ctx: Ctx, ids: number[]): { search_id: number; name:
   });
 }
 
-/** GET /searches/{id}/members: the live members matching, any status, in id order. */
+/** When the oldest part of the stored result was computed (a first refresh under way has no cached_at yet). */
+function resultSince(ctx: Ctx, row: SearchRow): string {
+  return (
+    row.cached_at ??
+    (stmt(ctx.db, 'SELECT started_at FROM search_refreshes WHERE search_id = ?').pluck().get(row.search_id) as string | undefined) ??
+    // No result at all: nothing to leave out.
+    '9999'
+  );
+}
+
+/**
+ * The members of the stored result archived since it was computed, in id order: in it
+ * until the refresh, but not listed. Every member archived before then is in no result,
+ * so the time bound keeps this to what changed since (found on members_deleted).
+ */
+function archivedSince(ctx: Ctx, row: SearchRow): number[] {
+  const ids = stmt(
+    ctx.db,
+    `SELECT member_id FROM search_results WHERE search_id = ? AND member_id IN
+       (SELECT member_id FROM members WHERE account_id = ? AND deleted_at IS NOT NULL AND deleted_at >= ?)`,
+  )
+    .pluck()
+    .all(row.search_id, ctx.accountId, resultSince(ctx, row)) as number[];
+  return ids.sort((a, b) => a - b);
+}
+
+/**
+ * GET /searches/{id}/members: the stored result in id order, any status. A window skips
+ * entries of the result's primary key and reads only the page's members. Members
+ * archived since (`gone`, few) are dropped from a slightly longer run of ids rather
+ * than tested on every entry skipped: those before the run's first id shift it by
+ * their number.
+ */
 export function searchMembers(ctx: Ctx, searchId: number, w: Window): MemberRecord[] {
   const { limit, offset } = windowOf(w);
-  const condition = conditionOf(ctx, liveRow(ctx, searchId));
-  const rows = ctx.db
-    .prepare(`SELECT m.* ${LIVE_MEMBERS} AND ${condition.sql} ORDER BY m.member_id LIMIT ? OFFSET ?`)
-    .all(ctx.accountId, ...condition.params, limit, offset) as MemberRow[];
+  const row = liveRow(ctx, searchId);
+  const gone = archivedSince(ctx, row);
+  let ids = stmt(ctx.db, 'SELECT member_id FROM search_results WHERE search_id = ? ORDER BY member_id LIMIT ? OFFSET ?')
+    .pluck()
+    .all(searchId, limit + gone.length, offset) as number[];
+  if (gone.length && ids.length) {
+    const before = gone.filter((id) => id < ids[0]).length;
+    const skip = new Set(gone);
+    ids = ids.filter((id) => !skip.has(id)).slice(before, before + limit);
+  }
+  if (!ids.length) return [];
+  const rows = stmt(ctx.db, 'SELECT m.* FROM members m WHERE m.member_id IN (SELECT value FROM json_each(?)) ORDER BY m.member_id').all(
+    JSON.stringify(ids),
+  ) as MemberRow[];
   const catalog = FieldCatalog.of(ctx);
   return rows.map((r) => toMember(r, catalog));
 }
 
+/** How many members GET /searches/{id}/members lists: the stored count less those archived since. */
 export function countSearchMembers(ctx: Ctx, searchId: number): number {
-  const { sql, params } = searchMembersSql(ctx, searchId);
-  return ctx.db.prepare(`SELECT COUNT(*) FROM (${sql})`).pluck().get(...params) as number;
+  const row = liveRow(ctx, searchId);
+  return row.member_count - archivedSince(ctx, row).length;
 }
 
 // ---------------------------------------------------------------- writes
@@ -604,8 +918,35 @@ function validCriteria(ctx: Ctx, input: unknown, selfId?: number): string {
   return text;
 }
 
+/**
+ * A write of searches: one transaction, whose writes make no search stale (see
+ * ownWrites). What this connection wrote before is noticed first, so it makes the other
+ * searches stale but not the ones computed here after it.
+ */
+function searchWrite<T>(ctx: Ctx, fn: () => T): T {
+  noteChanges(ctx.db, ctx.clock);
+  return ownWrites(ctx.db, () => inTransaction(ctx.db, fn));
+}
+
+/** The live searches that use this one, directly or through others (their criteria inline its criteria). */
+function usersOf(ctx: Ctx, searchId: number): number[] {
+  const uses = (
+    stmt(ctx.db, 'SELECT search_id, criteria FROM searches WHERE account_id = ? AND deleted_at IS NULL ORDER BY search_id').all(
+      ctx.accountId,
+    ) as Pick<SearchRow, 'search_id' | 'criteria'>[]
+  ).map((r) => ({ id: r.search_id, refs: referencedSearches(r.criteria) }));
+  const found = new Set<number>();
+  for (let reached = [searchId]; reached.length; ) {
+    const next = uses.filter((u) => u.id !== searchId && !found.has(u.id) && u.refs.some((ref) => reached.includes(ref))).map((u) => u.id);
+    next.forEach((id) => found.add(id));
+    reached = next;
+  }
+  return [...found].sort((a, b) => a - b);
+}
+
+/** Saves a search and computes it (its result, counts and stamps) in the same write. */
 export function createSearch(ctx: Ctx, input: { name: string; criteria: unknown }): SearchRecord {
-  return inTransaction(ctx.db, () => {
+  return searchWrite(ctx, () => {
     const name = cleanName(ctx, input.name);
     const criteria = validCriteria(ctx, input.criteria);
     const id = stmt(ctx.db, 'INSERT INTO searches (account_id, name, criteria, created_at) VALUES (?, ?, ?, ?)').run(
@@ -614,27 +955,35 @@ export function createSearch(ctx: Ctx, input: { name: string; criteria: unknown 
       criteria,
       stamp(ctx.clock.now()),
     ).lastInsertRowid;
+    computeNow(ctx, liveRow(ctx, Number(id)));
     return getSearch(ctx, Number(id));
   });
 }
 
+/**
+ * Renames a search or changes its criteria. Criteria given (even the same ones) are
+ * computed in the same write, with every search that uses this one, since what those
+ * match changes with it; a rename alone keeps the stored result.
+ */
 export function updateSearch(ctx: Ctx, searchId: number, input: { name?: string; criteria?: unknown }): SearchRecord {
   if (input.name === undefined && input.criteria === undefined) throw badRequest('give name, criteria or both');
-  return inTransaction(ctx.db, () => {
+  return searchWrite(ctx, () => {
     const row = liveRow(ctx, searchId);
     const name = input.name === undefined ? row.name : cleanName(ctx, input.name, searchId);
     const criteria = input.criteria === undefined ? row.criteria : validCriteria(ctx, input.criteria, searchId);
     stmt(ctx.db, 'UPDATE searches SET name = ?, criteria = ? WHERE search_id = ?').run(name, criteria, searchId);
+    if (input.criteria !== undefined) for (const id of [searchId, ...usersOf(ctx, searchId)]) computeNow(ctx, liveRow(ctx, id));
     return getSearch(ctx, searchId);
   });
 }
 
 /**
- * Deletes a search (it frees its name and reads as 404 from then on). A search that
- * another live search uses is refused: the other one would silently match nobody.
+ * Deletes a search (it frees its name and reads as 404 from then on) and its stored
+ * result. A search that another live search uses is refused: the other one would
+ * silently match nobody.
  */
 export function deleteSearch(ctx: Ctx, searchId: number): true {
-  return inTransaction(ctx.db, () => {
+  return searchWrite(ctx, () => {
     liveRow(ctx, searchId);
     const others = stmt(
       ctx.db,
@@ -646,7 +995,9 @@ export function deleteSearch(ctx: Ctx, searchId: number): true {
         409,
         `search ${searchId} is used by search ${user.search_id} ("${user.name}"); change or delete that search first`,
       );
-    stmt(ctx.db, 'UPDATE searches SET deleted_at = ? WHERE search_id = ?').run(stamp(ctx.clock.now()), searchId);
+    stmt(ctx.db, 'UPDATE searches SET deleted_at = ?, member_count = 0 WHERE search_id = ?').run(stamp(ctx.clock.now()), searchId);
+    stmt(ctx.db, 'DELETE FROM search_results WHERE search_id = ?').run(searchId);
+    stmt(ctx.db, 'DELETE FROM search_refreshes WHERE search_id = ?').run(searchId);
     return true;
   });
 }

@@ -115,7 +115,10 @@ export function audienceSql(ctx: Ctx, mailingId: number): { sql: string; params:
   const byKind = new Map<string, number[]>();
   for (const a of audienceOf(ctx, mailingId)) {
     const key = `${a.role}:${a.kind}`;
-    byKind.set(key, [...(byKind.get(key) ?? []), a.ref_id]);
+    // Pushed, not copied: a copy per reference cost 73 s for 100,000 members named individually.
+    const refs = byKind.get(key);
+    if (refs) refs.push(a.ref_id);
+    else byKind.set(key, [a.ref_id]);
     if (a.kind === 'search' || a.kind === 'segment') {
       const q = searchMembersSql(ctx, a.ref_id);
       (a.role === 'include' ? include : suppress).push(q.sql);

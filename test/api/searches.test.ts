@@ -1,5 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeService, T0, type TestService } from '../helpers.js';
+import { openDb } from '../../src/store/db.js';
+import { advanceJobs } from '../../src/service/jobs.js';
+import { searchMembersSql } from '../../src/service/searches.js';
 import { addMember, atD, countRows, createField, createGroups, expectFieldError, ok, setStatus } from './util.js';
 
 let s: TestService;
@@ -8,7 +11,7 @@ beforeEach(() => {
 });
 afterEach(() => s.close());
 
-/** The record as the service answers it right after it ran (every read runs the search). */
+/** The record as the service answers it right after it was computed (saving computes it). */
 const search = (search_id: number, name: string, criteria: unknown, over: Record<string, unknown> = {}) => ({
   search_id,
   account_id: 1,
@@ -25,6 +28,45 @@ const search = (search_id: number, name: string, criteria: unknown, over: Record
 });
 
 const create = (name: string, criteria: unknown) => s.call('POST', '/1/searches', { body: { name, criteria } });
+
+/** Runs the job runner (which refreshes stale searches) until nothing is left to do now. */
+function runJobs() {
+  for (let i = 0; i < 1000 && advanceJobs(s.db, s.clock, 1_000); i++);
+  expect(advanceJobs(s.db, s.clock, 1_000)).toBe(false);
+}
+
+const totalChanges = () => s.db.prepare('SELECT total_changes()').pluck().get() as number;
+
+/** [active, error, optout] as GET /searches/{id} answers them. */
+async function counts(id: number) {
+  const r = await ok(s, 'GET', `/1/searches/${id}`);
+  return [r.active_count, r.error_count, r.optout_count];
+}
+
+/** The member ids GET /searches/{id}/members lists. */
+const listed = async (id: number, query?: Record<string, string>) =>
+  (await ok(s, 'GET', `/1/searches/${id}/members`, { query })).map((m: { member_id: number }) => m.member_id);
+
+/**
+ * The search run now, straight from the tables (as a mailing send runs it): the live
+ * members it matches and their [active, error, optout] counts.
+ */
+function truth(id: number) {
+  const q = searchMembersSql({ db: s.db, clock: s.clock, actor: s.actor, accountId: 1 }, id);
+  const rows = s.db
+    .prepare(`SELECT member_id, member_status_id FROM members WHERE member_id IN (${q.sql}) ORDER BY member_id`)
+    .all(...q.params) as { member_id: number; member_status_id: string }[];
+  const n = (status: string) => rows.filter((r) => r.member_status_id === status).length;
+  return { ids: rows.map((r) => r.member_id), counts: [n('a'), n('e'), n('o')] };
+}
+
+/** member_count is the search's rows in search_results, whatever wrote or removed them. */
+function expectMemberCountKept() {
+  const rows = s.db
+    .prepare('SELECT search_id, member_count, (SELECT COUNT(*) FROM search_results r WHERE r.search_id = s.search_id) AS n FROM searches s')
+    .all() as { search_id: number; member_count: number; n: number }[];
+  for (const r of rows) expect(r.member_count, `search ${r.search_id}`).toBe(r.n);
+}
 
 let saved = 0;
 /** Saves the criteria as a new search and answers the ids of the members it matches. */
@@ -87,7 +129,7 @@ async function seedAudience() {
 // ------------------------------------------------------------------ records
 
 describe('saved searches: create, read, list, update, delete', () => {
-  it('creates a search and answers the record: criteria as a JSON string, counts computed now, @D: dates', async () => {
+  it('creates a search and answers the record: criteria as a JSON string, counts computed when saved, @D: dates', async () => {
     await seedAudience();
     const criteria = ['or', ['member_field:city', 'eq', 'Oslo'], ['member:email', 'contains', '*@example.com']];
     const res = await create('Oslo or example', criteria);
@@ -108,36 +150,69 @@ describe('saved searches: create, read, list, update, delete', () => {
     expect(s.db.prepare('SELECT criteria FROM searches').pluck().get()).toBe('["member:email","eq","ada@example.com"]');
   });
 
-  it('sets cached_at and last_run_at each time the counts are computed (every read), and stores them', async () => {
+  it('cached_at and last_run_at are when the stored result was computed: saving stamps them, reading does not', async () => {
     await addMember(s, 'ada@example.com');
     const created = await ok(s, 'POST', '/1/searches', { body: { name: 'All', criteria: ['member_status_id', 'in', ['a', 'e', 'o']] } });
     expect([created.cached_at, created.last_run_at, created.active_count]).toEqual([atD(T0), atD(T0), 1]);
     s.clock.set('2026-04-01T00:00:00Z');
     const later = await ok(s, 'GET', '/1/searches/1');
-    expect([later.cached_at, later.last_run_at]).toEqual(['@D:2026-04-01T00:00:00', '@D:2026-04-01T00:00:00']);
-    expect(s.db.prepare('SELECT cached_at, last_run_at FROM searches').get()).toEqual({
-      cached_at: '2026-04-01T00:00:00.000000',
-      last_run_at: '2026-04-01T00:00:00.000000',
-    });
-    // Listing the members runs no counts: the stamps stay.
-    s.clock.set('2026-05-01T00:00:00Z');
+    expect(later).toEqual(created);
     await ok(s, 'GET', '/1/searches/1/members');
-    expect(s.db.prepare('SELECT cached_at FROM searches').pluck().get()).toBe('2026-04-01T00:00:00.000000');
+    expect(s.db.prepare('SELECT cached_at, last_run_at FROM searches').get()).toEqual({
+      cached_at: '2026-03-04T05:06:07.000000',
+      last_run_at: '2026-03-04T05:06:07.000000',
+    });
+    // Saving criteria (the same ones too) computes the search again.
+    const saved = await ok(s, 'PUT', '/1/searches/1', { body: { criteria: ['member_status_id', 'in', ['a', 'e', 'o']] } });
+    expect([saved.cached_at, saved.last_run_at]).toEqual(['@D:2026-04-01T00:00:00', '@D:2026-04-01T00:00:00']);
+    // A rename alone keeps the stored result and its stamps.
+    s.clock.set('2026-05-01T00:00:00Z');
+    const renamed = await ok(s, 'PUT', '/1/searches/1', { body: { name: 'Everyone' } });
+    expect([renamed.name, renamed.cached_at]).toEqual(['Everyone', '@D:2026-04-01T00:00:00']);
   });
 
-  it('counts are live: a member changing status or leaving moves them', async () => {
-    const { gold } = await seedAudience();
-    await create('Gold', ['group', 'eq', gold]);
-    const counts = async () => {
-      const r = await ok(s, 'GET', '/1/searches/1');
-      return [r.active_count, r.error_count, r.optout_count];
-    };
-    // ada (a), cy (e); ed is archived and counts nowhere.
-    expect(await counts()).toEqual([1, 1, 0]);
-    await setStatus(s, [1], 'o');
-    expect(await counts()).toEqual([0, 1, 1]);
-    await setStatus(s, [3], 'a');
-    expect(await counts()).toEqual([1, 0, 1]);
+  it('counts are cached: a member added, changing status, archived or purged moves them when the background refresh has run', async () => {
+    await seedAudience();
+    const example = (await create('Example', ['member:email', 'contains', '*@example.com'])).body;
+    // ada (a), bob (a), di (o); ed is archived and counts nowhere.
+    expect([example.active_count, example.error_count, example.optout_count]).toEqual([2, 0, 1]);
+    expect(truth(1)).toEqual({ ids: [1, 2, 4], counts: [2, 0, 1] });
+    expect(await listed(1)).toEqual([1, 2, 4]);
+    runJobs();
+
+    const fay = await addMember(s, 'fay@example.com');
+    await setStatus(s, [2], 'e');
+    expect(await ok(s, 'PUT', '/1/members/delete', { body: { member_ids: [4] } })).toBe(true);
+    expect(await ok(s, 'POST', '/1/members/purge', { body: { member_ids: [1] } })).toBe(true);
+    expect(truth(1)).toEqual({ ids: [2, fay], counts: [1, 1, 0] });
+
+    // Until the refresh: the counts as computed; the list is the stored result less
+    // the members archived (di) or purged (ada) since; fay is not in it yet.
+    expect(await ok(s, 'GET', '/1/searches/1')).toEqual(example);
+    expect(await listed(1)).toEqual([2]);
+    expect(await ok(s, 'GET', '/1/searches/1/members', { query: { count: 'true' } })).toBe(1);
+    expectMemberCountKept();
+    // The runner notices the change at once but waits until the result is a second old.
+    runJobs();
+    expect(s.db.prepare('SELECT stale_since FROM searches').pluck().get()).toBe('2026-03-04T05:06:07.000000');
+    s.clock.set('2026-03-04T05:06:07.999Z');
+    runJobs();
+    expect(await ok(s, 'GET', '/1/searches/1')).toEqual(example);
+
+    s.clock.set('2026-03-04T05:06:08Z');
+    runJobs();
+    expect(await ok(s, 'GET', '/1/searches/1')).toEqual(
+      search(1, 'Example', ['member:email', 'contains', '*@example.com'], {
+        active_count: 1,
+        error_count: 1,
+        cached_at: '@D:2026-03-04T05:06:08',
+        last_run_at: '@D:2026-03-04T05:06:08',
+      }),
+    );
+    expect(await listed(1)).toEqual([2, fay]);
+    expect(await ok(s, 'GET', '/1/searches/1/members', { query: { count: 'true' } })).toBe(2);
+    expect(s.db.prepare('SELECT stale_since FROM searches').pluck().get()).toBe(null);
+    expectMemberCountKept();
   });
 
   it('lists live searches in id order, with a window and count=true', async () => {
@@ -278,6 +353,305 @@ describe('GET /{account_id}/searches/{search_id}/members', () => {
   });
 });
 
+// ------------------------------------------------------------------ the stored result
+
+describe('the stored result: reads never write, the background refresh keeps it', () => {
+  /** GET routes that read a search or its members. */
+  const READS: [string, Record<string, string>?][] = [
+    ['/1/searches/1'],
+    ['/1/searches'],
+    ['/1/searches', { count: 'true' }],
+    ['/1/segments'],
+    ['/1/segments/1'],
+    ['/1/searches/1/members'],
+    ['/1/searches/1/members', { start: '1', end: '2' }],
+    ['/1/searches/1/members', { count: 'true' }],
+  ];
+
+  it('a GET of a search, the lists and the members changes nothing, and the runner after it stamps nothing', async () => {
+    const { gold } = await seedAudience();
+    await create('Gold', ['group', 'eq', gold]);
+    // The runner notices the writes above, once.
+    runJobs();
+    const before = totalChanges();
+    const rows = s.db.prepare('SELECT * FROM searches').all();
+    // Days later, reads still change nothing (a refresh is the runner's to do).
+    s.clock.set('2026-03-06T00:00:00Z');
+    for (const [path, query] of READS) {
+      expect((await s.call('GET', path, { query })).status).toBe(200);
+      expect(totalChanges(), `${path} ${JSON.stringify(query ?? {})}`).toBe(before);
+    }
+    expect(s.db.prepare('SELECT * FROM searches').all()).toEqual(rows);
+    s.clock.set(T0);
+    expect(advanceJobs(s.db, s.clock, 1_000)).toBe(false);
+    expect(totalChanges()).toBe(before);
+  });
+
+  it('pages walk the stored result in member id order; members archived since are left out of pages and of count', async () => {
+    await createField(s, { shortcut_name: 'city', field_type: 'text' });
+    const ids: number[] = [];
+    for (let i = 0; i < 9; i++) ids.push(await addMember(s, `m${i}@example.com`, { fields: { city: i % 3 ? 'Oslo' : 'Bergen' } }));
+    await create('Oslo', ['member_field:city', 'eq', 'Oslo']);
+    const oslo = [ids[1], ids[2], ids[4], ids[5], ids[7], ids[8]];
+    expect(truth(1).ids).toEqual(oslo);
+    expect(await listed(1)).toEqual(oslo);
+    expect(await listed(1, { end: '2' })).toEqual(oslo.slice(0, 2));
+    expect(await listed(1, { start: '2', end: '5' })).toEqual(oslo.slice(2, 5));
+    expect(await listed(1, { start: '5' })).toEqual(oslo.slice(5));
+    expect(await listed(1, { start: '6' })).toEqual([]);
+
+    expect(await ok(s, 'PUT', '/1/members/delete', { body: { member_ids: [ids[2], ids[5]] } })).toBe(true);
+    const left = [ids[1], ids[4], ids[7], ids[8]];
+    expect(await listed(1)).toEqual(left);
+    expect(await listed(1, { start: '1', end: '3' })).toEqual(left.slice(1, 3));
+    expect(await listed(1, { start: '2', end: '3' })).toEqual(left.slice(2, 3));
+    expect(await listed(1, { start: '3' })).toEqual(left.slice(3));
+    expect(await listed(1, { start: '4' })).toEqual([]);
+    expect(await ok(s, 'GET', '/1/searches/1/members', { query: { count: 'true' } })).toBe(4);
+    // One brought back is in the stored result still, so it is listed again.
+    await addMember(s, 'm2@example.com');
+    expect(await listed(1)).toEqual([ids[1], ids[2], ids[4], ids[7], ids[8]]);
+    expect(await ok(s, 'GET', '/1/searches/1/members', { query: { count: 'true' } })).toBe(5);
+    expectMemberCountKept();
+  });
+
+  it('notices what another connection wrote (another process, the import writer) through data_version', async () => {
+    const city = await createField(s, { shortcut_name: 'city', field_type: 'text' });
+    await addMember(s, 'ada@example.com', { fields: { city: 'Oslo' } });
+    await create('Oslo', ['member_field:city', 'eq', 'Oslo']);
+    runJobs();
+    const other = openDb(s.file);
+    other
+      .prepare('INSERT INTO members (account_id, email, member_since, last_modified_at, field_values) VALUES (1, ?, ?, ?, ?)')
+      .run('bob@example.com', '2026-03-04T05:06:07.000000', '2026-03-04T05:06:07.000000', JSON.stringify({ [city]: 'Oslo' }));
+    other.close();
+    s.clock.set('2026-03-04T05:07:00Z');
+    expect(await counts(1)).toEqual([1, 0, 0]);
+    runJobs();
+    expect(await counts(1)).toEqual([2, 0, 0]);
+    expect(await listed(1)).toEqual([1, 2]);
+    expect((await ok(s, 'GET', '/1/searches/1')).cached_at).toBe('@D:2026-03-04T05:07:00');
+  });
+
+  it('after a change, waits until the result is ten times as old as computing it took', async () => {
+    await create('Active', ['member_status_id', 'eq', 'a']);
+    runJobs();
+    // As if computing it had taken five seconds.
+    s.db.prepare('UPDATE searches SET compute_ms = 5000').run();
+    await addMember(s, 'ada@example.com');
+    s.clock.set('2026-03-04T05:06:56.999Z');
+    runJobs();
+    expect(await counts(1)).toEqual([0, 0, 0]);
+    s.clock.set('2026-03-04T05:06:57Z');
+    runJobs();
+    expect(await counts(1)).toEqual([1, 0, 0]);
+    expect(s.db.prepare('SELECT cached_at FROM searches').pluck().get()).toBe('2026-03-04T05:06:57.000000');
+  });
+
+  it('a result nobody changed is computed again only when it is a day old', async () => {
+    await addMember(s, 'ada@example.com');
+    await create('Active', ['member_status_id', 'eq', 'a']);
+    runJobs();
+    const before = totalChanges();
+    s.clock.set('2026-03-05T05:06:06.999Z');
+    runJobs();
+    expect(totalChanges()).toBe(before);
+    s.clock.set('2026-03-05T05:06:07Z');
+    runJobs();
+    expect(await ok(s, 'GET', '/1/searches/1')).toMatchObject({ active_count: 1, cached_at: '@D:2026-03-05T05:06:07' });
+  });
+
+  it('a refresh goes 10,000 member ids a step, each its own transaction; the counts change after the last one', async () => {
+    const city = await createField(s, { shortcut_name: 'city', field_type: 'text' });
+    // 25,000 members; the even ids live in Oslo.
+    s.db
+      .prepare(
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 25000)
+         INSERT INTO members (member_id, account_id, email, member_since, last_modified_at, field_values)
+         SELECT i, 1, 'm' || i || '@bulk.example', @now, @now, CASE WHEN i % 2 = 0 THEN @oslo ELSE '{}' END FROM n`,
+      )
+      .run({ now: '2026-03-04T05:06:07.000000', oslo: JSON.stringify({ [city]: 'Oslo' }) });
+    expect((await create('Oslo', ['member_field:city', 'eq', 'Oslo'])).body).toMatchObject({ active_count: 12_500, optout_count: 0 });
+    expect(await ok(s, 'GET', '/1/searches/1/members', { query: { count: 'true' } })).toBe(12_500);
+    expect(await listed(1, { start: '12000', end: '12005' })).toEqual([24_002, 24_004, 24_006, 24_008, 24_010]);
+    runJobs();
+
+    // 50 of them opt out; 10 more move in.
+    s.db.prepare("UPDATE members SET member_status_id = 'o' WHERE member_id <= 100 AND member_id % 2 = 0").run();
+    s.db
+      .prepare(
+        `WITH RECURSIVE n(i) AS (SELECT 25001 UNION ALL SELECT i + 1 FROM n WHERE i < 25010)
+         INSERT INTO members (member_id, account_id, email, member_since, last_modified_at, field_values)
+         SELECT i, 1, 'm' || i || '@bulk.example', @now, @now, @oslo FROM n`,
+      )
+      .run({ now: '2026-03-04T05:06:07.000000', oslo: JSON.stringify({ [city]: 'Oslo' }) });
+    s.clock.set('2026-03-04T05:07:00Z');
+    const refresh = () => s.db.prepare('SELECT * FROM search_refreshes').all();
+    // A budget of 0 is one step a call.
+    expect(advanceJobs(s.db, s.clock, 0)).toBe(true);
+    expect(refresh()).toEqual([
+      { search_id: 1, started_at: '2026-03-04T05:07:00.000000', done_to: 10_000, active_count: 4_950, error_count: 0, optout_count: 50, ms: expect.any(Number) },
+    ]);
+    expect(await counts(1)).toEqual([12_500, 0, 0]);
+    // A change in a range already done is the next refresh's.
+    await setStatus(s, [4], 'e');
+    expect(advanceJobs(s.db, s.clock, 0)).toBe(true);
+    expect(refresh()).toMatchObject([{ done_to: 20_000, active_count: 9_950, optout_count: 50 }]);
+    expect(advanceJobs(s.db, s.clock, 0)).toBe(false);
+    expect(refresh()).toEqual([]);
+    expect(await ok(s, 'GET', '/1/searches/1')).toMatchObject({
+      active_count: 12_460,
+      error_count: 0,
+      optout_count: 50,
+      cached_at: '@D:2026-03-04T05:07:00',
+    });
+    expect(await ok(s, 'GET', '/1/searches/1/members', { query: { count: 'true' } })).toBe(12_510);
+    expect(await listed(1, { start: '12500', end: '12510' })).toEqual(Array.from({ length: 10 }, (_, i) => 25_001 + i));
+    expect(s.db.prepare('SELECT stale_since FROM searches').pluck().get()).toBe('2026-03-04T05:07:00.000000');
+    expectMemberCountKept();
+
+    s.clock.set('2026-03-04T05:10:00Z');
+    runJobs();
+    expect(await counts(1)).toEqual([12_460, 1, 49]);
+    expect(truth(1).counts).toEqual([12_460, 1, 49]);
+    expect(s.db.prepare('SELECT stale_since FROM searches').pluck().get()).toBe(null);
+    expectMemberCountKept();
+  });
+
+  it('updating a search computes the searches that use it in the same write', async () => {
+    await seedAudience();
+    await create('Oslo', ['member_field:city', 'eq', 'Oslo']);
+    await create('Oslo or opted out', ['or', ['search', 'eq', 1], ['member_status_id', 'eq', 'o']]);
+    await create('Not that', ['not', ['search', 'eq', 2]]);
+    await create('Unrelated', ['member_status_id', 'eq', 'a']);
+    expect([await counts(2), await counts(3)]).toEqual([
+      [1, 1, 1],
+      [1, 0, 0],
+    ]);
+    s.clock.set('2026-03-04T06:00:00Z');
+    await ok(s, 'PUT', '/1/searches/1', { body: { criteria: ['member_field:city', 'eq', 'Bergen'] } });
+    expect([await counts(1), await counts(2), await counts(3)]).toEqual([
+      [1, 0, 0],
+      [1, 0, 1],
+      [1, 1, 0],
+    ]);
+    expect([await listed(2), await listed(3)]).toEqual([
+      [2, 4],
+      [1, 3],
+    ]);
+    expect([2, 3].map((id) => truth(id).ids)).toEqual([
+      [2, 4],
+      [1, 3],
+    ]);
+    const stamps = s.db.prepare('SELECT search_id, cached_at FROM searches ORDER BY search_id').raw().all();
+    expect(stamps).toEqual([
+      [1, '2026-03-04T06:00:00.000000'],
+      [2, '2026-03-04T06:00:00.000000'],
+      [3, '2026-03-04T06:00:00.000000'],
+      [4, '2026-03-04T05:06:07.000000'],
+    ]);
+  });
+
+  it('a search with no result yet (as migration 012 leaves older ones) reads as zeros and is computed first', async () => {
+    await seedAudience();
+    await create('Example', ['member:email', 'contains', '*@example.com']);
+    s.db.exec('DELETE FROM search_results; UPDATE searches SET cached_at = NULL, last_run_at = NULL, active_count = 0, optout_count = 0, member_count = 0');
+    expect(await ok(s, 'GET', '/1/searches/1')).toEqual(
+      search(1, 'Example', ['member:email', 'contains', '*@example.com'], { cached_at: null, last_run_at: null }),
+    );
+    expect(await listed(1)).toEqual([]);
+    // No clock needs to move for it.
+    runJobs();
+    expect(await ok(s, 'GET', '/1/searches/1')).toEqual(
+      search(1, 'Example', ['member:email', 'contains', '*@example.com'], { active_count: 2, optout_count: 1 }),
+    );
+    expect(await listed(1)).toEqual([1, 2, 4]);
+  });
+
+  it('a search the runner cannot compute keeps its result and does not hold up the others', async () => {
+    await addMember(s, 'ada@example.com');
+    await create('Active', ['member_status_id', 'eq', 'a']);
+    // Another account's search, written straight in: that account has no owner to act as.
+    s.db.prepare(`INSERT INTO accounts (account_id, account_name, created_at) VALUES (2, 'Other', 'x')`).run();
+    s.db
+      .prepare(`INSERT INTO searches (search_id, account_id, name, criteria, created_at) VALUES (50, 2, 'Theirs', '["member_status_id","eq","a"]', 'x')`)
+      .run();
+    await addMember(s, 'bob@example.com');
+    s.clock.set('2026-03-04T06:00:00Z');
+    runJobs();
+    expect(await counts(1)).toEqual([2, 0, 0]);
+    expect(s.db.prepare('SELECT cached_at, member_count FROM searches WHERE search_id = 50').get()).toEqual({ cached_at: null, member_count: 0 });
+  });
+
+  it('deleting a search drops its stored result', async () => {
+    await seedAudience();
+    await create('Example', ['member:email', 'contains', '*@example.com']);
+    expect(countRows(s, 'search_results', 'search_id = 1')).toBe(3);
+    expect(await ok(s, 'DELETE', '/1/searches/1')).toBe(true);
+    expect(countRows(s, 'search_results')).toBe(0);
+  });
+
+  it('reads walk indexes: no sort, no scan of members or of the stored result (EXPLAIN QUERY PLAN)', async () => {
+    s.close();
+    s = makeService(T0, { trace: true });
+    await seedAudience();
+    await create('Example', ['member:email', 'contains', '*@example.com']);
+    await ok(s, 'PUT', '/1/members/delete', { body: { member_ids: [2] } });
+    const planOf = (sql: string) => (s.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((p) => p.detail);
+    /** Plan lines that sort, or read members (m) or search_results whole. */
+    const offending = (sql: string) =>
+      planOf(sql).filter((d) => d.includes('USE TEMP B-TREE FOR ORDER BY') || /^SCAN (members|m|search_results)\b(?! USING (COVERING )?INDEX)/.test(d));
+    const isWrite = (sql: string) => /^\s*(INSERT|UPDATE|DELETE|REPLACE|BEGIN|CREATE|DROP|ALTER)\b/i.test(sql);
+
+    const reads: string[] = [];
+    for (const [path, query] of READS) {
+      // Once before, so the field catalog (memoized per database generation) is not in the capture.
+      await s.call('GET', path, { query });
+      const { result, statements } = await s.capture(() => s.call('GET', path, { query }));
+      expect(result.status).toBe(200);
+      expect(statements.filter(isWrite), path).toEqual([]);
+      reads.push(...statements);
+    }
+    for (const sql of reads) expect(offending(sql), sql).toEqual([]);
+    const detail = reads.filter((sql) => /FROM searches WHERE account_id = [\d.]+ AND search_id = [\d.]+ AND deleted_at IS NULL$/.test(sql));
+    expect(detail.length).toBeGreaterThan(0);
+    for (const sql of detail) expect(planOf(sql)).toEqual(['SEARCH searches USING INTEGER PRIMARY KEY (rowid=?)']);
+    const list = reads.filter((sql) => /ORDER BY search_id LIMIT/.test(sql));
+    expect(list.length).toBe(2);
+    for (const sql of list) expect(planOf(sql)).toEqual(['SEARCH searches USING INDEX searches_live (account_id=?)']);
+    // A page: entries of the result's primary key, then the page's members by id; the
+    // members archived since are found on their index and looked up in the result.
+    const pages = reads.filter((sql) => /^SELECT member_id FROM search_results WHERE search_id = [\d.]+ ORDER BY member_id LIMIT/.test(sql));
+    expect(pages.length).toBe(2);
+    for (const sql of pages) expect(planOf(sql)).toEqual(['SEARCH search_results USING PRIMARY KEY (search_id=?)']);
+    const byId = reads.filter((sql) => /^SELECT m\.\* FROM members m WHERE m\.member_id IN/.test(sql));
+    expect(byId.length).toBe(2);
+    for (const sql of byId) expect(planOf(sql)).toContain('SEARCH m USING INTEGER PRIMARY KEY (rowid=?)');
+    const archived = reads.filter((sql) => /deleted_at >= /.test(sql));
+    expect(archived.length).toBe(3);
+    for (const sql of archived)
+      expect(planOf(sql)).toEqual(
+        expect.arrayContaining([
+          'SEARCH search_results USING COVERING INDEX search_results_member (member_id=? AND search_id=?)',
+          'SEARCH members USING COVERING INDEX members_deleted (account_id=? AND deleted_at>?)',
+        ]),
+      );
+
+    // A refresh step reads one range of member ids, whatever the criteria.
+    await addMember(s, 'fay@example.com');
+    s.clock.set('2026-03-04T06:00:00Z');
+    const { result: more, statements } = await s.capture(() => advanceJobs(s.db, s.clock, 0));
+    expect(more).toBe(false);
+    const range = statements.filter((sql) => /FROM members m\s+WHERE m\.member_id > /.test(sql));
+    expect(range.length).toBe(1);
+    expect(planOf(range[0])[0]).toBe('SEARCH m USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)');
+    const audience = statements.filter((sql) => /^\s*(SELECT|WITH|DELETE|INSERT)\b/i.test(sql) && /\b(members|search_results)\b/.test(sql));
+    expect(audience.length).toBeGreaterThanOrEqual(3);
+    for (const sql of audience) expect(offending(sql), sql).toEqual([]);
+    expect(await counts(1)).toEqual([2, 0, 1]);
+  });
+});
+
 // ------------------------------------------------------------------ the criteria language
 
 describe('criteria: operators and predicates', () => {
@@ -412,12 +786,20 @@ describe('criteria: what happens to names that change after saving', () => {
     expect((await ok(s, 'GET', '/1/searches/2')).active_count).toBe(0);
     expect(await ok(s, 'DELETE', `/1/fields/${field}`)).toBe(true);
     expect(await ok(s, 'DELETE', `/1/groups/${gold}`)).toBe(true);
+    // The stored results change when the background refresh runs.
+    expect([(await ok(s, 'GET', '/1/searches/1')).active_count, (await ok(s, 'GET', '/1/searches/2')).active_count]).toEqual([1, 0]);
+    s.clock.set('2026-03-04T06:00:00Z');
+    runJobs();
     expect((await ok(s, 'GET', '/1/searches/1')).active_count).toBe(0);
     expect((await ok(s, 'GET', '/1/searches/2')).active_count).toBe(1);
+    expect([await listed(1), await listed(2)]).toEqual([[], [1]]);
     // A new field of the same name is what the name means now.
     await createField(s, { shortcut_name: 'city', field_type: 'text' });
     await ok(s, 'PUT', '/1/members/1', { body: { fields: { city: 'oslo' } } });
+    s.clock.set('2026-03-04T07:00:00Z');
+    runJobs();
     expect((await ok(s, 'GET', '/1/searches/1')).active_count).toBe(1);
+    expect(await listed(1)).toEqual([1]);
   });
 
   it('a field whose type changed makes conditions that no longer fit it match nobody, not fail', async () => {

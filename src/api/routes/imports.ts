@@ -77,12 +77,14 @@ export const importRoutes = [
     op: 'imports.members',
     method: 'GET',
     path: '/{account_id}/members/imports/{import_id}/members',
-    summary: 'The members an import touched, with their change type (a added, u updated, s skipped)',
+    summary:
+      'The members an import touched, in member id order, with their change type (a added, u updated, s skipped) (start and end, a window of at most 500: local extension)',
     params: importId,
     query: s.object({
       all: s.optional(s.flag()),
       added_only: s.optional(s.flag()),
       added_to_groups: s.optional(s.flag()),
+      ...s.windowParams(),
     }),
     returns: 'array of {member_id, change_type, member_status_id, email}',
     handler: ({ ctx, params, query }) => imports.importMembers(ctx, params.import_id, query),

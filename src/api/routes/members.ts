@@ -221,10 +221,11 @@ export const memberRoutes = [
     op: 'members.mailings',
     method: 'GET',
     path: '/{account_id}/members/{member_id}/mailings',
-    summary: "A member's mailing history",
+    summary: "A member's mailing history, newest mailing first (start and end, a window of at most 500: local extension)",
     params: memberId,
+    query: s.object({ ...s.windowParams() }),
     returns: 'array of member mailing history item',
-    handler: ({ ctx, params }) => mailingHistory(ctx, params.member_id).map(historyItem),
+    handler: ({ ctx, params, query }) => mailingHistory(ctx, params.member_id, query).map(historyItem),
   }),
   route({
     op: 'members.copyToGroup',

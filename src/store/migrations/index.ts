@@ -18,6 +18,9 @@ import * as statusIndexPartial from './008-status-index-partial.js';
 import * as memberLastImport from './009-member-last-import.js';
 import * as membershipAddedWithMember from './010-membership-added-with-member.js';
 import * as counts from './011-counts.js';
+import * as searchResults from './012-search-results.js';
+import * as listIndexes from './013-list-indexes.js';
+import * as liveGroups from './014-live-groups.js';
 
 export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '001-spine', sql: spine.sql },
@@ -31,4 +34,7 @@ export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '009-member-last-import', sql: memberLastImport.sql },
   { name: '010-membership-added-with-member', sql: membershipAddedWithMember.sql },
   { name: '011-counts', sql: counts.sql },
+  { name: '012-search-results', sql: searchResults.sql },
+  { name: '013-list-indexes', sql: listIndexes.sql },
+  { name: '014-live-groups', sql: liveGroups.sql },
 ];

@@ -1,0 +1,85 @@
+/**
+ * A GET never writes (DESIGN.md, "Scale"): every GET route of the table, called on an
+ * account that holds one of everything, leaves the database as it was: no change
+ * counted on the connection (`total_changes()`), nothing different in any table.
+ * A write inside a GET would take the write lock on every read and could never be
+ * served from a read-only copy.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeService, T0, type TestService } from '../helpers.js';
+import { ROUTES } from '../../src/api/routes/index.js';
+import { advanceJobs } from '../../src/service/jobs.js';
+import { addMember, createField, createGroups, ok } from './util.js';
+
+let s: TestService;
+const ids: Record<string, number | string> = { account_id: 1 };
+
+beforeAll(async () => {
+  s = makeService(T0);
+  const birthday = await createField(s, { shortcut_name: 'birthday', field_type: 'date' });
+  await createField(s, { shortcut_name: 'first_name', field_type: 'text' });
+  const [gold] = await createGroups(s, 'Gold');
+  const member = await addMember(s, 'ann@example.com', { fields: { first_name: 'Ann' }, group_ids: [gold] });
+  await addMember(s, 'bob@example.com', { group_ids: [gold] });
+  const subscription = (await ok(s, 'POST', '/1/subscriptions', { body: { name: 'News' } })).subscription_id;
+  await ok(s, 'POST', `/1/subscriptions/${subscription}/members/bulk`, { body: { member_ids: [member] } });
+  const search = (await ok(s, 'POST', '/1/searches', { body: { name: 'Gold', criteria: ['group', 'eq', 'Gold'] } })).search_id ??
+    (await ok(s, 'GET', '/1/searches'))[0].search_id;
+  const html = '<p>Hi [% member:first_name %]</p><a href="https://shop.example.com/">shop</a> <a href="[% optout_url %]">out</a>';
+  const mailing = (
+    await ok(s, 'POST', '/1/mailings', {
+      body: { name: 'Spring', subject: 'Hi', sender: 'shop@example.com', html_body: html, recipient_groups: [gold], recipient_member_ids: [member] },
+    })
+  ).mailing_id;
+  for (let i = 0; i < 1000 && advanceJobs(s.db, s.clock, 1_000); i++);
+  const parent = (
+    await ok(s, 'POST', '/1/mailings', { body: { name: 'Parent', subject: 'Hi', sender: 'shop@example.com', html_body: html, status: 'u' } })
+  ).mailing_id;
+  const trigger = await ok(s, 'POST', '/1/triggers', {
+    body: { name: 'Birthday', parent_mailing_id: parent, event_type: 'r', field_id: birthday, push_offset: 60 },
+  });
+  const imp = (await ok(s, 'POST', '/1/members/imports', { body: {} })).import_id;
+  await ok(s, 'POST', `/1/members/imports/${imp}/rows`, { body: { columns: ['email'], rows: [['cy@example.com'], ['ann@example.com']] } });
+  await ok(s, 'POST', `/1/members/imports/${imp}/finish`, { body: {} });
+  const exp = (await ok(s, 'POST', '/1/exports', { body: { user_id: 'owner@localhost' } })).export_id;
+  Object.assign(ids, {
+    member_id: member,
+    email: 'ann%40example.com',
+    member_group_id: gold,
+    group_id: gold,
+    subscription_id: subscription,
+    search_id: search,
+    segment_id: search,
+    mailing_id: mailing,
+    trigger_id: trigger,
+    import_id: imp,
+    export_id: exp,
+    field_id: birthday,
+  });
+});
+afterAll(() => s.close());
+
+const snapshot = () =>
+  (s.db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").pluck().all() as string[]).map((t) =>
+    JSON.stringify(s.db.prepare(`SELECT * FROM "${t}"`).all()),
+  );
+
+describe('every GET route leaves the database as it was', () => {
+  const gets = ROUTES.filter((r) => r.method === 'GET');
+  it('covers the GET routes of the table', () => {
+    expect(gets.length).toBeGreaterThan(40);
+  });
+  it.each(gets.map((r) => [r.op, r.path] as const))('%s (%s)', async (_, path) => {
+    const url = path.replace(/\{(\w+)\}/g, (_, name: string) => {
+      if (!(name in ids)) throw new Error(`no id seeded for {${name}}`);
+      return String(ids[name]);
+    });
+    const before = snapshot();
+    const changes = s.db.prepare('SELECT total_changes()').pluck();
+    const counted = changes.get();
+    const res = await s.call('GET', url);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(changes.get()).toBe(counted);
+    expect(snapshot()).toEqual(before);
+  });
+});
