@@ -25,6 +25,8 @@ export function openapiDocument(routes: Route[], version: string) {
       operationId: r.op,
       summary: r.summary,
       ...(r.extension ? { 'x-amsg-extension': true } : {}),
+      // The permission table: who may call the operation (ACCESS_NEEDS in src/service/accounts.ts).
+      'x-amsg-access': r.access,
       parameters,
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: r.body.json() } } } } : {}),
       responses: {
@@ -46,7 +48,8 @@ export function openapiDocument(routes: Route[], version: string) {
       title: 'Audience messaging service (amsg)',
       version,
       description:
-        'Generated from the amsg route table. Operations marked x-amsg-extension are not in the service interface spec.',
+        'Generated from the amsg route table. Operations marked x-amsg-extension are not in the service interface spec. ' +
+        'x-amsg-access says who may call each: user (any user), manager (managers and owners), people (owners, managers with manage_users), billing (owners, users with billing access).',
     },
     components: { securitySchemes: { basic: { type: 'http', scheme: 'basic' } } },
     security: [{ basic: [] }],

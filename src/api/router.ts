@@ -3,7 +3,7 @@ import type { Db } from '../store/db.js';
 import type { Clock } from '../service/clock.js';
 import type { Actor, Ctx } from '../service/context.js';
 import type { ImportWriter } from '../service/import-writer.js';
-import { accountAccessible } from '../service/accounts.js';
+import { accountAccessible, ACCESS_NEEDS, mayCall } from '../service/accounts.js';
 import { ApiError } from '../errors.js';
 import { idText, invalid, object } from './schema.js';
 import type { Method, RawBody, Route } from './route.js';
@@ -105,6 +105,13 @@ export class Router {
     names.forEach((name, i) => (rawParams[name] = decodeSegment(found.params![`p${i}`], req.path)));
 
     const ctx = this.context(req.actor, rawParams.account_id);
+    // After the account check: another account's id is a 404 whoever asks.
+    if (!mayCall(req.actor, route.access))
+      throw new ApiError(
+        403,
+        `forbidden: ${route.op} needs ${ACCESS_NEEDS[route.access]} (this key's user ${req.actor.email} has role ${req.actor.role})`,
+        { operation: route.op, access: route.access },
+      );
     const { account_id: _account, ...params } = rawParams;
     const input = {
       ctx,

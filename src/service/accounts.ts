@@ -129,6 +129,45 @@ export function mayManageUsers(actor: Actor): boolean {
   return actor.role === 'owner' || (actor.role === 'manager' && actor.manage_users);
 }
 
+/**
+ * What an operation asks of the caller, as an ESP grants it: every user reads and
+ * makes the day-to-day writes (one member, one mailing); managers do bulk and
+ * destructive work (imports, exports, purges, moves of many members, deleting
+ * fields, groups and lists); `people` is managing users and keys (owners, managers
+ * with manage_users); `billing` needs billing access (owners have every right).
+ */
+export type Access = 'user' | 'manager' | 'people' | 'billing';
+
+export const ACCESS_NEEDS: Record<Access, string> = {
+  user: 'any user',
+  manager: 'a manager or owner',
+  people: 'an owner, or a manager with manage_users',
+  billing: 'an owner, or a user with billing access',
+};
+
+export function mayCall(actor: Actor, access: Access): boolean {
+  if (actor.role === 'owner') return true;
+  switch (access) {
+    case 'user':
+      return true;
+    case 'manager':
+      return ROLE_RANK[actor.role] >= ROLE_RANK.manager;
+    case 'people':
+      return mayManageUsers(actor);
+    case 'billing':
+      return actor.billing_access;
+  }
+}
+
+/**
+ * The one rule for acting on users and their keys: on oneself, or, for those who
+ * manage people, on users of a lower role than one's own; owners act on anyone.
+ */
+function mayActOn(actor: Actor, user: { user_id: number; role: Role }): boolean {
+  if (user.user_id === actor.user_id || actor.role === 'owner') return true;
+  return mayManageUsers(actor) && ROLE_RANK[user.role] < ROLE_RANK[actor.role];
+}
+
 export function createUser(
   ctx: Ctx,
   input: { email: string; role: Role; billing_access?: boolean; manage_users?: boolean },
@@ -227,18 +266,25 @@ function keyOf(ctx: Ctx, keyId: number): KeyRecord {
 export function createKey(ctx: Ctx, input: { user_id?: number; label?: string }) {
   const userId = input.user_id ?? ctx.actor.user_id;
   const user = getUser(ctx, userId);
-  if (userId !== ctx.actor.user_id && !mayManageUsers(ctx.actor))
-    throw forbidden('only owners and managers with manage_users may create keys for other users');
-  if (ROLE_RANK[user.role] > ROLE_RANK[ctx.actor.role])
-    throw forbidden(`a ${ctx.actor.role} cannot create keys for a ${user.role}`);
+  if (!mayActOn(ctx.actor, user))
+    throw forbidden(
+      mayManageUsers(ctx.actor)
+        ? `a ${ctx.actor.role} cannot create keys for a ${user.role}: only for users of a lower role`
+        : 'only owners and managers with manage_users may create keys for other users',
+    );
   const created = insertKey(ctx.db, userId, input.label ?? null, stamp(ctx.clock.now()));
   return { ...keyOf(ctx, created.key_id), private_key: created.private_key };
 }
 
 export function revokeKey(ctx: Ctx, keyId: number): true {
   const key = keyOf(ctx, keyId);
-  if (key.user_id !== ctx.actor.user_id && !mayManageUsers(ctx.actor))
-    throw forbidden('only owners and managers with manage_users may revoke other users’ keys');
+  const user = getUser(ctx, key.user_id);
+  if (!mayActOn(ctx.actor, user))
+    throw forbidden(
+      mayManageUsers(ctx.actor)
+        ? `a ${ctx.actor.role} cannot revoke the keys of a ${user.role}: only of users of a lower role`
+        : 'only owners and managers with manage_users may revoke other users’ keys',
+    );
   if (!key.revoked_at)
     stmt(ctx.db, 'UPDATE api_keys SET revoked_at = ? WHERE key_id = ?').run(stamp(ctx.clock.now()), keyId);
   return true;

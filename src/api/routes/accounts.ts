@@ -11,6 +11,7 @@ const key = <K extends KeyRecord>(k: K) => ({ ...k, created_at: atD(k.created_at
 export const accountRoutes = [
   route({
     op: 'users.list',
+    access: 'people',
     method: 'GET',
     path: '/{account_id}/users',
     summary: "The account's users with their roles and permissions",
@@ -20,6 +21,7 @@ export const accountRoutes = [
   }),
   route({
     op: 'users.me',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/users/me',
     summary: 'The user this request acts as (the owner of the key pair; the owner in local mode)',
@@ -29,6 +31,7 @@ export const accountRoutes = [
   }),
   route({
     op: 'users.create',
+    access: 'people',
     method: 'POST',
     path: '/{account_id}/users',
     summary: 'Add a user (owners, and managers with manage_users)',
@@ -44,6 +47,7 @@ export const accountRoutes = [
   }),
   route({
     op: 'keys.list',
+    access: 'people',
     method: 'GET',
     path: '/{account_id}/keys',
     summary: "The account's API keys (public halves only)",
@@ -54,6 +58,7 @@ export const accountRoutes = [
   }),
   route({
     op: 'keys.create',
+    access: 'user',
     method: 'POST',
     path: '/{account_id}/keys',
     summary: 'Create an API key pair; the private key is answered only this once',
@@ -64,6 +69,7 @@ export const accountRoutes = [
   }),
   route({
     op: 'keys.revoke',
+    access: 'user',
     method: 'DELETE',
     path: '/{account_id}/keys/{key_id}',
     summary: 'Revoke an API key',
@@ -74,6 +80,7 @@ export const accountRoutes = [
   }),
   route({
     op: 'webhooks.events',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/webhooks/events',
     summary: 'The webhook event types',

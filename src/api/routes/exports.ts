@@ -47,6 +47,7 @@ const exportRecord = (r: ExportRecord) => ({
 export const exportRoutes = [
   route({
     op: 'exports.list',
+    access: 'manager',
     method: 'GET',
     path: '/{account_id}/exports',
     summary: 'Exports of one type created over the past seven days',
@@ -56,6 +57,7 @@ export const exportRoutes = [
   }),
   route({
     op: 'exports.get',
+    access: 'manager',
     method: 'GET',
     path: '/{account_id}/exports/{export_id}',
     summary: 'One export (also one older than seven days)',
@@ -65,6 +67,7 @@ export const exportRoutes = [
   }),
   route({
     op: 'exports.download',
+    access: 'manager',
     method: 'GET',
     path: '/{account_id}/exports/{export_id}/download',
     summary: 'The export: CSV for an audience export (type a), a zip file for an individual member export (type m)',
@@ -74,6 +77,7 @@ export const exportRoutes = [
   }),
   route({
     op: 'exports.create',
+    access: 'manager',
     method: 'POST',
     path: '/{account_id}/exports',
     summary:
@@ -86,6 +90,7 @@ export const exportRoutes = [
   }),
   route({
     op: 'exports.member',
+    access: 'manager',
     method: 'POST',
     path: '/{account_id}/exports/members/{member_id}',
     summary: 'Export all data of one member (a zip of JSON files)',

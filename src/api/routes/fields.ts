@@ -24,6 +24,7 @@ const shortcutName = s.string({
 export const fieldRoutes = [
   route({
     op: 'fields.list',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/fields',
     summary: 'List custom fields in column order',
@@ -33,6 +34,7 @@ export const fieldRoutes = [
   }),
   route({
     op: 'fields.get',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/fields/{field_id}',
     summary: 'Get a custom field',
@@ -43,6 +45,7 @@ export const fieldRoutes = [
   }),
   route({
     op: 'fields.create',
+    access: 'manager',
     method: 'POST',
     path: '/{account_id}/fields',
     summary: 'Create a custom field (the name must be free)',
@@ -52,6 +55,7 @@ export const fieldRoutes = [
   }),
   route({
     op: 'fields.update',
+    access: 'manager',
     method: 'PUT',
     path: '/{account_id}/fields/{field_id}',
     summary: 'Change a custom field',
@@ -67,6 +71,7 @@ export const fieldRoutes = [
   }),
   route({
     op: 'fields.delete',
+    access: 'manager',
     method: 'DELETE',
     path: '/{account_id}/fields/{field_id}',
     summary: 'Delete a custom field and its values',
@@ -76,6 +81,7 @@ export const fieldRoutes = [
   }),
   route({
     op: 'fields.clear',
+    access: 'manager',
     method: 'POST',
     path: '/{account_id}/fields/{field_id}/clear',
     summary: "Clear the field's value for every member",

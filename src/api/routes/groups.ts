@@ -15,6 +15,7 @@ const groupName = s.string({ min: 1, max: 255 });
 export const groupRoutes = [
   route({
     op: 'groups.list',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/groups',
     summary: 'List groups with their member counts',
@@ -34,6 +35,7 @@ export const groupRoutes = [
   }),
   route({
     op: 'groups.create',
+    access: 'user',
     method: 'POST',
     path: '/{account_id}/groups',
     summary: 'Create one or more groups (all or none)',
@@ -46,6 +48,7 @@ export const groupRoutes = [
   }),
   route({
     op: 'groups.get',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/groups/{member_group_id}',
     summary: 'Get a group',
@@ -56,6 +59,7 @@ export const groupRoutes = [
   }),
   route({
     op: 'groups.rename',
+    access: 'user',
     method: 'PUT',
     path: '/{account_id}/groups/{member_group_id}',
     summary: 'Rename a group',
@@ -67,6 +71,7 @@ export const groupRoutes = [
   }),
   route({
     op: 'groups.delete',
+    access: 'manager',
     method: 'DELETE',
     path: '/{account_id}/groups/{member_group_id}',
     summary: 'Delete a group (its memberships go with it)',
@@ -77,6 +82,7 @@ export const groupRoutes = [
   }),
   route({
     op: 'groups.members',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/groups/{member_group_id}/members',
     summary: "A group's members",
@@ -92,6 +98,7 @@ export const groupRoutes = [
   }),
   route({
     op: 'groups.addMembers',
+    access: 'user',
     method: 'PUT',
     path: '/{account_id}/groups/{member_group_id}/members',
     summary: 'Add members to a group (answers the members newly added)',
@@ -103,6 +110,7 @@ export const groupRoutes = [
   }),
   route({
     op: 'groups.removeMembers',
+    access: 'user',
     method: 'PUT',
     path: '/{account_id}/groups/{member_group_id}/members/remove',
     summary: 'Remove members from a group (answers the members actually removed)',
@@ -115,6 +123,7 @@ export const groupRoutes = [
   }),
   route({
     op: 'groups.removeAllMembers',
+    access: 'manager',
     method: 'DELETE',
     path: '/{account_id}/groups/{member_group_id}/members',
     summary: 'Remove all members from a group, or only those of one status',
@@ -127,6 +136,7 @@ export const groupRoutes = [
   }),
   route({
     op: 'groups.copyMembers',
+    access: 'manager',
     method: 'PUT',
     path: '/{account_id}/groups/{member_group_id}/{to_group_id}/members/copy',
     summary: 'Copy the members of one group into another (optionally only some statuses)',

@@ -46,6 +46,7 @@ const toOptions = (b: { criteria?: { sms?: ImportOptions['sms'] } } & Omit<Impor
 export const importRoutes = [
   route({
     op: 'members.import',
+    access: 'manager',
     method: 'POST',
     path: '/{account_id}/members',
     summary: 'Add or update members in bulk; answers the import id at once, the import runs as a job',
@@ -58,6 +59,7 @@ export const importRoutes = [
   }),
   route({
     op: 'imports.list',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/members/imports',
     summary: 'The member imports',
@@ -66,6 +68,7 @@ export const importRoutes = [
   }),
   route({
     op: 'imports.get',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/members/imports/{import_id}',
     summary: 'One member import with its counts',
@@ -75,6 +78,7 @@ export const importRoutes = [
   }),
   route({
     op: 'imports.members',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/members/imports/{import_id}/members',
     summary:
@@ -91,6 +95,7 @@ export const importRoutes = [
   }),
   route({
     op: 'imports.open',
+    access: 'manager',
     method: 'POST',
     path: '/{account_id}/members/imports',
     summary: 'Open a streamed import; send its rows in batches, then finish it (one file, one import)',
@@ -101,6 +106,7 @@ export const importRoutes = [
   }),
   route({
     op: 'imports.rows',
+    access: 'manager',
     method: 'POST',
     path: '/{account_id}/members/imports/{import_id}/rows',
     summary: 'Apply one batch of rows to a streamed import, in one transaction',
@@ -120,6 +126,7 @@ export const importRoutes = [
   }),
   route({
     op: 'imports.validate',
+    access: 'user',
     method: 'POST',
     path: '/{account_id}/members/imports/validate',
     summary: 'What importing these rows would do (counts and row errors), with nothing written',
@@ -133,6 +140,7 @@ export const importRoutes = [
   }),
   route({
     op: 'imports.finish',
+    access: 'manager',
     method: 'POST',
     path: '/{account_id}/members/imports/{import_id}/finish',
     summary: 'Finish a streamed import (status o), or end it in error (status e) so it can be resumed',

@@ -31,6 +31,7 @@ const templates = {
 export const mailingRoutes = [
   route({
     op: 'mailings.list',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/mailings',
     summary: 'List mailings (canceled and archived ones only when asked for)',
@@ -55,6 +56,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'mailings.create',
+    access: 'user',
     method: 'POST',
     path: '/{account_id}/mailings',
     summary: 'Create a mailing (pending, or an unapproved draft with status u), sent at send_at or at once',
@@ -96,6 +98,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'mailings.validate',
+    access: 'user',
     method: 'POST',
     path: '/{account_id}/mailings/validate',
     summary: 'Check the personalization tags of html_body, plaintext and subject',
@@ -105,6 +108,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'mailings.recipients',
+    access: 'user',
     method: 'POST',
     path: '/{account_id}/mailings/recipients',
     summary: 'Names for lists of group, segment and subscription ids',
@@ -119,6 +123,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'mailings.get',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/mailings/{mailing_id}',
     summary: 'A mailing in detail',
@@ -138,6 +143,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'mailings.setStatus',
+    access: 'user',
     method: 'PUT',
     path: '/{account_id}/mailings/{mailing_id}',
     summary: 'Cancel, pause or resume (ready) a mailing',
@@ -148,6 +154,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'mailings.archive',
+    access: 'user',
     method: 'DELETE',
     path: '/{account_id}/mailings/{mailing_id}',
     summary: 'Archive a mailing (its status stays)',
@@ -157,6 +164,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'mailings.cancel',
+    access: 'user',
     method: 'DELETE',
     path: '/{account_id}/mailings/cancel/{mailing_id}',
     summary: 'Cancel a pending or paused mailing',
@@ -166,6 +174,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'mailings.resend',
+    access: 'user',
     method: 'POST',
     path: '/{account_id}/mailings/{mailing_id}',
     summary: "Send a mailing's content again, to a new audience",
@@ -180,6 +189,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'mailings.forward',
+    access: 'user',
     method: 'POST',
     path: '/{account_id}/forwards/{mailing_id}/{member_id}',
     summary: 'A member forwards its message; new addresses join with status f',
@@ -190,6 +200,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'mailings.winner',
+    access: 'user',
     method: 'POST',
     path: '/{account_id}/mailings/{mailing_id}/winner/{winner_id}',
     summary: "Declare a split test's winner",
@@ -200,6 +211,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'mailings.members',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/mailings/{mailing_id}/members',
     summary: 'The members a mailing was sent to individually, in member id order (start and end, a window of at most 500: local extension)',
@@ -210,6 +222,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'mailings.message',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/mailings/{mailing_id}/messages/{member_id}',
     summary: "A member's personalized message",
@@ -226,6 +239,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'mailings.groups',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/mailings/{mailing_id}/groups',
     summary: 'The groups a mailing goes to',
@@ -235,6 +249,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'mailings.subscriptions',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/mailings/{mailing_id}/subscriptions',
     summary: 'The subscriptions a mailing goes to',
@@ -244,6 +259,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'mailings.searches',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/mailings/{mailing_id}/searches',
     summary: 'The searches (and segments) a mailing goes to',
@@ -253,6 +269,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'mailings.suppressedSearches',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/mailings/{mailing_id}/suppressed_searches',
     summary: 'The searches (and segments) kept out of a mailing',
@@ -262,6 +279,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'mailings.suppressedMembers',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/mailings/{mailing_id}/suppressed_members',
     summary: 'The members kept out of a mailing, in member id order (start and end, a window of at most 500: local extension)',
@@ -272,6 +290,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'mailings.headsup',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/mailings/{mailing_id}/headsup',
     summary: 'The heads-up copies of a mailing',
@@ -284,6 +303,7 @@ export const mailingRoutes = [
 
   route({
     op: 'sim.record',
+    access: 'user',
     method: 'POST',
     path: '/{account_id}/sim/{kind}',
     summary: 'Simulate an open, click, bounce, share or opt-out of a sent message',
@@ -309,6 +329,7 @@ export const mailingRoutes = [
 
   route({
     op: 'triggers.list',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/triggers',
     summary: 'List triggers (deprecated)',
@@ -317,6 +338,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'triggers.create',
+    access: 'user',
     method: 'POST',
     path: '/{account_id}/triggers',
     summary: 'Create a trigger over a parent mailing (deprecated service part; local extension)',
@@ -335,6 +357,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'triggers.get',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/triggers/{trigger_id}',
     summary: 'A trigger (deprecated)',
@@ -344,6 +367,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'triggers.update',
+    access: 'user',
     method: 'PUT',
     path: '/{account_id}/triggers/{trigger_id}',
     summary: 'Rename a trigger (deprecated)',
@@ -354,6 +378,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'triggers.delete',
+    access: 'manager',
     method: 'DELETE',
     path: '/{account_id}/triggers/{trigger_id}',
     summary: 'Delete a trigger (deprecated)',
@@ -363,6 +388,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'triggers.mailings',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/triggers/{trigger_id}/mailings',
     summary: 'The mailings a trigger sent (deprecated)',
@@ -372,6 +398,7 @@ export const mailingRoutes = [
   }),
   route({
     op: 'triggers.fire',
+    access: 'user',
     method: 'POST',
     path: '/{account_id}/triggers/{trigger_id}/members/{member_id}',
     summary: "Fire a trigger for one member: its parent mailing is sent to them after push_offset (local extension)",

@@ -27,6 +27,7 @@ const workflowFlags = {
 export const memberRoutes = [
   route({
     op: 'members.list',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/members',
     summary: 'List members (live by default; deleted, deleted_only or deleted_range for archived ones)',
@@ -44,6 +45,7 @@ export const memberRoutes = [
   }),
   route({
     op: 'members.get',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/members/{member_id}',
     summary: 'Get a member by id',
@@ -54,6 +56,7 @@ export const memberRoutes = [
   }),
   route({
     op: 'members.getByEmail',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/members/email/{email}',
     summary: 'Get a member by e-mail address',
@@ -64,6 +67,7 @@ export const memberRoutes = [
   }),
   route({
     op: 'members.optoutHistory',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/members/{member_id}/optout',
     summary: "A member's opt-out history",
@@ -74,6 +78,7 @@ export const memberRoutes = [
   }),
   route({
     op: 'members.optoutByEmail',
+    access: 'user',
     method: 'PUT',
     path: '/{account_id}/members/email/optout/{email}',
     summary: 'Opt a member out by e-mail address (true also when already opted out)',
@@ -84,6 +89,7 @@ export const memberRoutes = [
   }),
   route({
     op: 'members.add',
+    access: 'user',
     method: 'POST',
     path: '/{account_id}/members/add',
     summary: 'Add or update one member',
@@ -100,6 +106,7 @@ export const memberRoutes = [
   }),
   route({
     op: 'members.signup',
+    access: 'user',
     method: 'POST',
     path: '/{account_id}/members/signup',
     summary: 'Sign a member up into groups (nothing changes for an existing member without new groups)',
@@ -119,6 +126,7 @@ export const memberRoutes = [
   }),
   route({
     op: 'members.deleteMany',
+    access: 'manager',
     method: 'PUT',
     path: '/{account_id}/members/delete',
     summary: 'Archive several members (true when all were found)',
@@ -128,6 +136,7 @@ export const memberRoutes = [
   }),
   route({
     op: 'members.setStatus',
+    access: 'manager',
     method: 'PUT',
     path: '/{account_id}/members/status',
     summary: 'Set the status of several members (true when all were found)',
@@ -137,6 +146,7 @@ export const memberRoutes = [
   }),
   route({
     op: 'members.update',
+    access: 'user',
     method: 'PUT',
     path: '/{account_id}/members/{member_id}',
     summary: "Update a member (also archived ones); can change the e-mail address",
@@ -154,6 +164,7 @@ export const memberRoutes = [
   }),
   route({
     op: 'members.delete',
+    access: 'user',
     method: 'DELETE',
     path: '/{account_id}/members/{member_id}',
     summary: 'Archive a member',
@@ -163,6 +174,7 @@ export const memberRoutes = [
   }),
   route({
     op: 'members.deleteByStatus',
+    access: 'manager',
     method: 'DELETE',
     path: '/{account_id}/members',
     summary: 'Archive every member of a status',
@@ -172,6 +184,7 @@ export const memberRoutes = [
   }),
   route({
     op: 'members.groups',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/members/{member_id}/groups',
     summary: "A member's groups",
@@ -181,6 +194,7 @@ export const memberRoutes = [
   }),
   route({
     op: 'members.addGroups',
+    access: 'user',
     method: 'PUT',
     path: '/{account_id}/members/{member_id}/groups',
     summary: 'Add a member to groups (answers the groups it newly joined)',
@@ -191,6 +205,7 @@ export const memberRoutes = [
   }),
   route({
     op: 'members.removeGroups',
+    access: 'user',
     method: 'PUT',
     path: '/{account_id}/members/{member_id}/groups/remove',
     summary: 'Remove a member from groups (answers the groups it actually left)',
@@ -201,6 +216,7 @@ export const memberRoutes = [
   }),
   route({
     op: 'members.removeAllGroups',
+    access: 'user',
     method: 'DELETE',
     path: '/{account_id}/members/{member_id}/groups',
     summary: 'Remove a member from all groups',
@@ -210,6 +226,7 @@ export const memberRoutes = [
   }),
   route({
     op: 'members.removeFromGroups',
+    access: 'manager',
     method: 'PUT',
     path: '/{account_id}/members/groups/remove',
     summary: 'Remove members from groups (404 when any member or group does not exist)',
@@ -219,6 +236,7 @@ export const memberRoutes = [
   }),
   route({
     op: 'members.mailings',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/members/{member_id}/mailings',
     summary: "A member's mailing history, newest mailing first (start and end, a window of at most 500: local extension)",
@@ -229,6 +247,7 @@ export const memberRoutes = [
   }),
   route({
     op: 'members.copyToGroup',
+    access: 'manager',
     method: 'PUT',
     path: '/{account_id}/members/{group_id}/copy',
     summary: 'Copy every account member of the given statuses into a group',
@@ -239,6 +258,7 @@ export const memberRoutes = [
   }),
   route({
     op: 'members.moveStatus',
+    access: 'manager',
     method: 'PUT',
     path: '/{account_id}/members/status/{status_from}/to/{status_to}',
     summary: 'Move every member of one status to another, optionally within one group',
@@ -249,6 +269,7 @@ export const memberRoutes = [
   }),
   route({
     op: 'members.purge',
+    access: 'manager',
     method: 'POST',
     path: '/{account_id}/members/purge',
     summary: 'Erase members from every table (right to erasure)',
@@ -258,6 +279,7 @@ export const memberRoutes = [
   }),
   route({
     op: 'members.purgeAll',
+    access: 'manager',
     method: 'PUT',
     path: '/{account_id}/members/purgeall',
     summary: 'Erase every archived member, optionally only of a status or group',

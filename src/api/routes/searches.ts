@@ -36,6 +36,7 @@ const criteria: Schema<string | unknown[]> = {
 export const searchRoutes = [
   route({
     op: 'searches.list',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/searches',
     summary: 'List saved searches with their stored counts (as of cached_at)',
@@ -47,6 +48,7 @@ export const searchRoutes = [
   }),
   route({
     op: 'searches.create',
+    access: 'user',
     method: 'POST',
     path: '/{account_id}/searches',
     summary: 'Save a search and compute it (names are unique among live searches, in any case)',
@@ -57,6 +59,7 @@ export const searchRoutes = [
   }),
   route({
     op: 'searches.get',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/searches/{search_id}',
     summary: 'Get a saved search with its stored counts (as of cached_at)',
@@ -67,6 +70,7 @@ export const searchRoutes = [
   }),
   route({
     op: 'searches.update',
+    access: 'user',
     method: 'PUT',
     path: '/{account_id}/searches/{search_id}',
     summary: 'Rename a saved search or change its criteria',
@@ -78,6 +82,7 @@ export const searchRoutes = [
   }),
   route({
     op: 'searches.delete',
+    access: 'manager',
     method: 'DELETE',
     path: '/{account_id}/searches/{search_id}',
     summary: 'Delete a saved search (refused while another search uses it)',
@@ -88,6 +93,7 @@ export const searchRoutes = [
   }),
   route({
     op: 'searches.members',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/searches/{search_id}/members',
     summary: 'The members of the stored result, any status, in id order (less those archived since)',
@@ -102,6 +108,7 @@ export const searchRoutes = [
   }),
   route({
     op: 'segments.list',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/segments',
     summary: 'Segments: the saved searches as mailings and exports name them',
@@ -113,6 +120,7 @@ export const searchRoutes = [
   }),
   route({
     op: 'segments.get',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/segments/{segment_id}',
     summary: 'One segment (a saved search, by its id)',

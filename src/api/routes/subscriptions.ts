@@ -18,6 +18,7 @@ const name = s.string({ min: 1, max: 255 });
 export const subscriptionRoutes = [
   route({
     op: 'subscriptions.list',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/subscriptions',
     summary: 'List subscriptions with their member and opt-out counts (live ones unless told otherwise)',
@@ -30,6 +31,7 @@ export const subscriptionRoutes = [
   }),
   route({
     op: 'subscriptions.get',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/subscriptions/{subscription_id}',
     summary: 'Get a subscription (a deleted one too, with deleted_at set)',
@@ -39,6 +41,7 @@ export const subscriptionRoutes = [
   }),
   route({
     op: 'subscriptions.members',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/subscriptions/{subscription_id}/members',
     summary: 'The subscribed members (those member_count counts)',
@@ -49,6 +52,7 @@ export const subscriptionRoutes = [
   }),
   route({
     op: 'subscriptions.optouts',
+    access: 'user',
     method: 'GET',
     path: '/{account_id}/subscriptions/{subscription_id}/optouts',
     summary: 'The opted-out members (those optout_count counts)',
@@ -59,6 +63,7 @@ export const subscriptionRoutes = [
   }),
   route({
     op: 'subscriptions.create',
+    access: 'user',
     method: 'POST',
     path: '/{account_id}/subscriptions',
     summary: 'Create a subscription (names are unique among live subscriptions)',
@@ -68,6 +73,7 @@ export const subscriptionRoutes = [
   }),
   route({
     op: 'subscriptions.addMembers',
+    access: 'manager',
     method: 'POST',
     path: '/{account_id}/subscriptions/{subscription_id}/members/bulk',
     summary: 'Subscribe members by id, or every member an import added or updated (exactly one of the two)',
@@ -81,6 +87,7 @@ export const subscriptionRoutes = [
   }),
   route({
     op: 'subscriptions.update',
+    access: 'user',
     method: 'PUT',
     path: '/{account_id}/subscriptions/{subscription_id}',
     summary: 'Rename a subscription or change its description',
@@ -92,6 +99,7 @@ export const subscriptionRoutes = [
   }),
   route({
     op: 'subscriptions.delete',
+    access: 'manager',
     method: 'DELETE',
     path: '/{account_id}/subscriptions/{subscription_id}',
     summary: 'Delete a subscription (answers it with deleted_at set; again when already deleted)',
@@ -101,6 +109,7 @@ export const subscriptionRoutes = [
   }),
   route({
     op: 'subscriptions.optoutMember',
+    access: 'user',
     method: 'PUT',
     path: '/{account_id}/subscriptions/{subscription_id}/members/{member_id}/optout',
     summary: 'Opt a member out of this subscription only (true also when already opted out)',
@@ -112,6 +121,7 @@ export const subscriptionRoutes = [
   }),
   route({
     op: 'subscriptions.removeMember',
+    access: 'user',
     method: 'DELETE',
     path: '/{account_id}/subscriptions/{subscription_id}/members/{member_id}',
     summary: 'Remove a member from a subscription, opt-out included (true also when it was not in it)',
