@@ -3,7 +3,34 @@ import { spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync } from 'node:fs';
 import { once } from 'node:events';
 
-export const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+/** The median: the middle value, or the mean of the two middle values of an even count. */
+export const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
+
+/** A positive whole number from the environment variable `name`, or `dflt`; anything else goes to `bad`. */
+export function envInt(name, dflt, bad) {
+  const v = process.env[name];
+  if (v === undefined || v === '') return dflt;
+  if (!/^[1-9]\d*$/.test(v)) bad(`${name} must be a positive whole number, got "${v}"`);
+  return Number(v);
+}
+
+/** Stops a child process (SIGTERM, SIGKILL after 5 s) and takes it out of `children`; resolves once it has exited. */
+export function stopChild(child, children) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(children.delete(child));
+    const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    child.once('exit', () => {
+      clearTimeout(force);
+      children.delete(child);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
 
 const GNU_TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
 export const measuresRss = GNU_TIME !== undefined;

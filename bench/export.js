@@ -17,6 +17,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { envInt, median } from './common.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'amsg.js');
@@ -26,17 +27,7 @@ function fail(message) {
   process.stderr.write(`bench/export: ${message}\n`);
   process.exit(1);
 }
-const int = (name, dflt) => {
-  const v = process.env[name];
-  if (v === undefined || v === '') return dflt;
-  if (!/^[1-9]\d*$/.test(v)) fail(`${name} must be a positive whole number, got "${v}"`);
-  return Number(v);
-};
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-};
+const int = (name, dflt) => envInt(name, dflt, fail);
 
 const Database = createRequire(join(ROOT, 'package.json'))('better-sqlite3');
 

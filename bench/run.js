@@ -22,24 +22,15 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { loadedModules } from './check-modules.js';
+import { envInt, median, stopChild } from './common.js';
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-};
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'amsg.js');
 const BASELINE_SERVER = join(ROOT, 'bench', 'baseline-server.js');
 const NODE = process.execPath;
 
-const int = (name, dflt) => {
-  const v = process.env[name];
-  if (v === undefined || v === '') return dflt;
-  if (!/^[1-9]\d*$/.test(v)) fail(`${name} must be a positive whole number, got "${v}"`);
-  return Number(v);
-};
+const int = (name, dflt) => envInt(name, dflt, fail);
 
 function fail(message) {
   process.stderr.write(`bench: ${message}\n`);
@@ -149,17 +140,7 @@ function startServer(label, args, env) {
 }
 
 function stopServer(server) {
-  return new Promise((resolve) => {
-    const { child } = server;
-    if (child.exitCode !== null || child.signalCode !== null) return resolve(children.delete(child));
-    const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
-    child.once('exit', () => {
-      clearTimeout(force);
-      children.delete(child);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
+  return stopChild(server.child, children);
 }
 
 /** CPU time (user + system) a process has used so far, in clock ticks; undefined off Linux. */

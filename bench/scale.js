@@ -34,7 +34,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { writeMembersCsv } from './common.js';
+import { envInt, median, stopChild, writeMembersCsv } from './common.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = process.env.AMSG_BENCH_BIN ?? join(ROOT, 'bin', 'amsg.js');
@@ -44,17 +44,7 @@ function fail(message) {
   process.stderr.write(`bench/scale: ${message}\n`);
   process.exit(1);
 }
-const int = (name, dflt) => {
-  const v = process.env[name];
-  if (v === undefined || v === '') return dflt;
-  if (!/^[1-9]\d*$/.test(v)) fail(`${name} must be a positive whole number, got "${v}"`);
-  return Number(v);
-};
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-};
+const int = (name, dflt) => envInt(name, dflt, fail);
 
 const SMALL = 1000;
 const BIG = int('BENCH_SCALE_N', 1_000_000);
@@ -216,17 +206,7 @@ function serve(db, env = {}) {
 
 function stop(server) {
   server.agent.destroy();
-  const { child } = server;
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve(children.delete(child));
-    const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
-    child.once('exit', () => {
-      clearTimeout(force);
-      children.delete(child);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
+  return stopChild(server.child, children);
 }
 
 /** One GET on a kept-alive connection: status, body and wall ms until the last byte. */
