@@ -9,6 +9,7 @@ import { idText, invalid, object } from './schema.js';
 import type { Method, RawBody, Route } from './route.js';
 import { ROUTES } from './routes/index.js';
 import { openapiDocument } from './openapi.js';
+import { readSnapshot } from '../store/memo.js';
 import { VERSION } from '../version.js';
 
 export interface ApiRequest {
@@ -79,7 +80,10 @@ export class Router {
    */
   handle(req: ApiRequest): ApiResponse | Promise<ApiResponse> {
     try {
-      const result = this.dispatch(req);
+      // A GET never writes (test/api/get-never-writes.test.ts), so its reads share one
+      // snapshot: one read lock instead of one a statement, one memo check. An
+      // answer that streams (a download) reads after this, outside it.
+      const result = req.method === 'GET' ? readSnapshot(this.db, () => this.dispatch(req)) : this.dispatch(req);
       return result instanceof Promise ? result.catch(errorResponse) : result;
     } catch (err) {
       return errorResponse(err);

@@ -13,6 +13,27 @@ function generation(db: Db): string {
 }
 
 const memos = new WeakMap<Db, Map<string, { generation: string; value: unknown }>>();
+/** The generation of a read snapshot in progress (readSnapshot), which cannot move until it ends. */
+const snapshots = new WeakMap<Db, string>();
+
+/**
+ * Runs a read-only fn in one read transaction: its statements share one snapshot and
+ * one lock (a statement outside a transaction takes and drops the file's read lock
+ * each time: two fcntl calls and an fstat), and the memo checks the generation once
+ * instead of at every use. For reads only: a write in it would need the write lock
+ * while holding a read snapshot, which another writer can make stale.
+ */
+export function readSnapshot<T>(db: Db, fn: () => T): T {
+  if (db.inTransaction) return fn();
+  stmt(db, 'BEGIN').run();
+  try {
+    snapshots.set(db, generation(db));
+    return fn();
+  } finally {
+    snapshots.delete(db);
+    if (db.inTransaction) stmt(db, 'COMMIT').run();
+  }
+}
 /** Bounds the memo of one database; past this it starts over. */
 const MAX_ENTRIES = 1_000;
 
@@ -24,7 +45,7 @@ const MAX_ENTRIES = 1_000;
 export function memo<T>(db: Db, key: string, compute: () => T): T {
   let byKey = memos.get(db);
   if (!byKey) memos.set(db, (byKey = new Map()));
-  const now = generation(db);
+  const now = snapshots.get(db) ?? generation(db);
   const hit = byKey.get(key);
   if (hit && hit.generation === now) return hit.value as T;
   const value = compute();

@@ -601,7 +601,8 @@ describe('the stored result: reads never write, the background refresh keeps it'
     /** Plan lines that sort, or read members (m) or search_results whole. */
     const offending = (sql: string) =>
       planOf(sql).filter((d) => d.includes('USE TEMP B-TREE FOR ORDER BY') || /^SCAN (members|m|search_results)\b(?! USING (COVERING )?INDEX)/.test(d));
-    const isWrite = (sql: string) => /^\s*(INSERT|UPDATE|DELETE|REPLACE|BEGIN|CREATE|DROP|ALTER)\b/i.test(sql);
+    // A plain BEGIN is a read snapshot (the Router reads a GET in one); IMMEDIATE or EXCLUSIVE takes the write lock.
+    const isWrite = (sql: string) => /^\s*(INSERT|UPDATE|DELETE|REPLACE|BEGIN\s+(IMMEDIATE|EXCLUSIVE)|CREATE|DROP|ALTER)\b/i.test(sql);
 
     const reads: string[] = [];
     for (const [path, query] of READS) {
