@@ -362,6 +362,15 @@ if (process.env.BENCH_BULK !== '0') {
   }
 }
 
+// The mixed-load figure (issue 10): 16 connections of reads, pages, adds, updates,
+// group changes and small imports against the GET-only throughput of the same server
+// (BENCH_MIXED=0 skips it).
+if (process.env.BENCH_MIXED !== '0') {
+  console.log('\n--- bench/mixed.js ---');
+  const r = spawnSync(NODE, [join(ROOT, 'bench', 'mixed.js')], { stdio: 'inherit', env: process.env });
+  if (r.status !== 0) fail(`bench/mixed.js exited ${r.status}`);
+}
+
 // The scale figure of issue 9: every one-page or one-record read at 1,000 and at a
 // million members (BENCH_SCALE=0 skips it, BENCH_SCALE_N scales it down). Last, as it
 // builds its own million-member database.

@@ -1,0 +1,144 @@
+#!/usr/bin/env node
+// Mixed load on `amsg serve` (issue 10, item 12), measured in one run:
+//
+//   throughput at BENCH_MIXED_CONNECTIONS (16) connections of mixed requests   vs   GET-only throughput of the same server   goal ≥ 0.25×
+//   p99 latency of the mixed load                                               vs   its p50                                 goal ≤ 10×
+//
+// The mixed requests, in turn on every connection: one member by id, a page of 50
+// members, an add of a new member, an update of one, a member added to a group, and a
+// small bulk import (POST /members with 10 members, a job the server runs in the
+// background), over an audience of BENCH_MIXED_MEMBERS (20,000) members.
+//
+//   node bench/mixed.js             (after `npm run build`)
+//   AMSG_BENCH_BIN=/tmp/x/bin/amsg.js node bench/mixed.js   (a private build)
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { envInt, stopChild, writeMembersCsv } from './common.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = process.env.AMSG_BENCH_BIN ?? join(ROOT, 'bin', 'amsg.js');
+const NODE = process.execPath;
+
+function fail(message) {
+  process.stderr.write(`bench/mixed: ${message}\n`);
+  process.exit(1);
+}
+const int = (name, dflt) => envInt(name, dflt, fail);
+const MEMBERS = int('BENCH_MIXED_MEMBERS', 20_000);
+const CONNECTIONS = int('BENCH_MIXED_CONNECTIONS', 16);
+const SECONDS = int('BENCH_MIXED_SECONDS', 8);
+
+let autocannon;
+try {
+  ({ default: autocannon } = await import('autocannon'));
+} catch (err) {
+  fail(`cannot load autocannon (a devDependency): run \`npm install\` (${err.message})`);
+}
+
+const TMP = mkdtempSync(join(tmpdir(), 'amsg-bench-mixed-'));
+const children = new Set();
+process.on('exit', () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  rmSync(TMP, { recursive: true, force: true });
+});
+process.once('SIGINT', () => process.exit(130));
+
+const CONFIG_HOME = join(TMP, 'config');
+mkdirSync(CONFIG_HOME);
+const DB = join(TMP, 'mixed.db');
+const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AMSG_') && k !== 'NODE_OPTIONS'));
+const ENV = { ...baseEnv, XDG_CONFIG_HOME: CONFIG_HOME, AMSG_DB: DB, AMSG_QUIET: '1', AMSG_YES: '1' };
+
+function amsg(...args) {
+  const r = spawnSync(NODE, [BIN, ...args], { env: ENV, encoding: 'utf8', cwd: TMP, timeout: 300_000 });
+  if (r.status !== 0) fail(`amsg ${args.join(' ')} exited ${r.status ?? r.signal}:\n${r.stderr}`);
+  return r.stdout;
+}
+
+// ---------------------------------------------------------------- the audience
+
+const key = JSON.parse(amsg('init', '--json'));
+for (const [name, type] of [['city', 'text'], ['birthday', 'date'], ['score', 'numeric']]) amsg('fields', 'create', name, '--type', type);
+const csv = join(TMP, 'members.csv');
+await writeMembersCsv(csv, MEMBERS);
+amsg('members', 'import', csv);
+const groups = JSON.parse(amsg('groups', 'list', '--json'));
+
+function startServe() {
+  return new Promise((resolve, reject) => {
+    const child = spawn(NODE, [BIN, 'serve', '--db', DB, '--port', '0'], { env: ENV, stdio: ['ignore', 'pipe', 'pipe'], cwd: TMP });
+    children.add(child);
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    createInterface({ input: child.stdout }).once('line', (line) => resolve({ child, url: line.trim() }));
+    child.once('exit', (code) => reject(new Error(`amsg serve exited (${code})\n${stderr}`)));
+  });
+}
+
+const server = await startServe();
+const headers = {
+  authorization: `Basic ${Buffer.from(`${key.public_key}:${key.private_key}`).toString('base64')}`,
+  'content-type': 'application/json',
+};
+
+// ---------------------------------------------------------------- the loads
+
+/** Runs autocannon; answers requests/s and the p50/p99 latency in ms; any error or non-2xx fails the bench. */
+async function load(requests) {
+  const r = await autocannon({ url: server.url, headers, connections: CONNECTIONS, duration: SECONDS, timeout: 30, requests });
+  if (r.errors || r.timeouts || r.non2xx)
+    fail(`${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx answers (by status: ${JSON.stringify(r.statusCodeStats)})`);
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total };
+}
+
+const memberAt = (i) => 1 + (i % MEMBERS);
+let n = 0;
+const next = () => n++;
+const getOnly = [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/1/members/${memberAt(next() * 7919)}` }) }];
+const mixed = [
+  { method: 'GET', setupRequest: (req) => ({ ...req, path: `/1/members/${memberAt(next() * 7919)}` }) },
+  {
+    method: 'GET',
+    setupRequest: (req) => {
+      const start = (next() * 104729) % (MEMBERS - 50);
+      return { ...req, path: `/1/members?start=${start}&end=${start + 50}` };
+    },
+  },
+  { method: 'POST', setupRequest: (req) => ({ ...req, path: '/1/members/add', body: JSON.stringify({ email: `mixed${next()}@example.com`, fields: { city: 'Oslo' } }) }) },
+  { method: 'PUT', setupRequest: (req) => ({ ...req, path: `/1/members/${memberAt(next() * 31)}`, body: JSON.stringify({ fields: { score: n % 100 } }) }) },
+  {
+    method: 'PUT',
+    setupRequest: (req) => ({
+      ...req,
+      path: `/1/members/${memberAt(next() * 131)}/groups`,
+      body: JSON.stringify({ group_ids: [groups[n % groups.length].member_group_id] }),
+    }),
+  },
+  {
+    method: 'POST',
+    setupRequest: (req) => {
+      const base = next();
+      const members = Array.from({ length: 10 }, (_, i) => ({ email: `bulk${base}-${i}@example.com`, city: 'Bergen' }));
+      return { ...req, path: '/1/members', body: JSON.stringify({ members }) };
+    },
+  },
+];
+
+await load(getOnly); // warm-up
+const gets = await load(getOnly);
+const mix = await load(mixed);
+await stopChild(server.child, children);
+
+const ratio = mix.rps / gets.rps;
+const tail = mix.p99 / Math.max(mix.p50, 1);
+console.log(`\nmixed load on amsg serve, ${CONNECTIONS} connections, ${MEMBERS.toLocaleString('en')} members, ${SECONDS} s each:\n`);
+console.log('| Figure | Baseline | amsg | Ratio | Goal | Result |');
+console.log('| --- | --- | --- | --- | --- | --- |');
+console.log(
+  `| mixed throughput (p50 ${mix.p50} ms, p99 ${mix.p99} ms) | GET-only: ${Math.round(gets.rps).toLocaleString('en')} req/s | ${Math.round(mix.rps).toLocaleString('en')} req/s | ${ratio.toFixed(2)}× | ≥ 0.25× | ${ratio >= 0.25 ? 'pass' : 'FAIL'} |`,
+);
+console.log(`| mixed p99 latency | p50: ${mix.p50} ms | ${mix.p99} ms | ${tail.toFixed(1)}× | ≤ 10× | ${tail <= 10 ? 'pass' : 'FAIL'} |`);
