@@ -377,7 +377,7 @@ export function register(members: Command) {
       .option('--source-name <text>', 'name recorded on the import')
       .option('--delimiter <char>', 'column delimiter: , ; tab or | (detected from the header by default)')
       .option('--dry-run', 'check every row with the service rules and write nothing')
-      .option('--errors-out <file>', 'write the rejected rows, with their columns and an error column, to this CSV')
+      .option('--errors-out <file>', 'write the rows not imported (rejected, or duplicates of an imported row), with their columns and an error column, to this CSV')
       .option('--batch-size <n>', 'rows per call', '2000')
       .option('--resume <import-id>', 'continue an interrupted import of the same file')
       .option('--no-wait', 'against a service without streamed imports: do not wait for the import jobs to finish')
@@ -557,10 +557,12 @@ async function existingGroupIds(api: Api, ctx: RunContext, refs: string[] = []):
 }
 
 async function report(ctx: RunContext, outcome: Awaited<ReturnType<typeof import('../src/cli/importer.js')['runImport']>>) {
-  const shown = [...outcome.rejected].sort((a, b) => a.line - b.line).slice(0, 20);
+  // Rejected rows and duplicates of an imported row, in line order: the rows not imported.
+  const shown = [...outcome.rejected, ...outcome.duplicates].sort((a, b) => a.line - b.line).slice(0, 20);
   for (const r of shown) ctx.note(`line ${r.line}: ${r.reason}`);
-  if (outcome.rejectedCount > shown.length)
-    ctx.note(`… and ${outcome.rejectedCount - shown.length} more rejected rows (--errors-out FILE writes them all)`);
+  const notImported = outcome.rejectedCount + outcome.duplicateCount;
+  if (notImported > shown.length)
+    ctx.note(`… and ${notImported - shown.length} more rows not imported (--errors-out FILE writes them all)`);
   if (outcome.dryRun) {
     const d = outcome.dryRun;
     return ctx.done(

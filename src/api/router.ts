@@ -5,7 +5,7 @@ import type { Actor, Ctx } from '../service/context.js';
 import type { ImportWriter } from '../service/import-writer.js';
 import { accountAccessible, ACCESS_NEEDS, mayCall } from '../service/accounts.js';
 import { ApiError } from '../errors.js';
-import { idText, invalid, object } from './schema.js';
+import { boundedJson, idText, invalid, object } from './schema.js';
 import type { Method, RawBody, Route } from './route.js';
 import { ROUTES } from './routes/index.js';
 import { openapiDocument } from './openapi.js';
@@ -121,7 +121,7 @@ export class Router {
       ctx,
       params: route.params ? route.params.parse(params, '') : params,
       query: (route.query ?? NO_INPUT).parse(req.query, ''),
-      body: route.body ? route.body.parse(req.json !== undefined ? req.json : parseBody(req.body), '') : {},
+      body: route.body ? route.body.parse(bodyOf(req), '') : {},
     };
     const result = route.handler(input);
     return result instanceof Promise ? result.then(answer) : answer(result);
@@ -153,6 +153,15 @@ function decodeSegment(segment: string, path: string): string {
   } catch {
     throw invalid('', `the path ${path} is not valid percent-encoding`);
   }
+}
+
+/**
+ * The body as a value: the value the local transport handed over, or the text parsed.
+ * Either way its depth is bounded here, once for every route (JSON.parse itself
+ * does not recurse, but the checks and messages after it do).
+ */
+function bodyOf(req: ApiRequest): unknown {
+  return boundedJson(req.json !== undefined ? req.json : parseBody(req.body), '');
 }
 
 function parseBody(text: string | undefined): unknown {

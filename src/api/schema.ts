@@ -27,6 +27,8 @@ export function invalid(path: string, reason: string): ApiError {
   return new ApiError(400, path ? `${path}: ${reason}` : reason, path ? { field: path } : undefined);
 }
 
+// Says what a value is without walking it: an error message must cost nothing
+// whatever the size or depth of the value it names.
 const describe = (v: unknown): string => {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
@@ -34,6 +36,45 @@ const describe = (v: unknown): string => {
   if (typeof v === 'object') return 'an object';
   return `${typeof v} ${String(v)}`;
 };
+
+/**
+ * A value as JSON text for an error message, cut after `max` characters. It walks no
+ * more of the value than it shows (each level opens with a character), so neither a
+ * huge value nor a deep one costs anything; JSON.stringify of a request value in a
+ * message did both, and ran out of stack.
+ */
+export function preview(value: unknown, max = 60): string {
+  let out = '';
+  /** Appends v; false once the text is past max. */
+  const put = (v: unknown): boolean => {
+    if (Array.isArray(v)) {
+      out += '[';
+      for (let i = 0; i < v.length; i++) {
+        if (i) out += ',';
+        if (out.length > max || !put(v[i] === undefined ? null : v[i])) return false;
+      }
+      out += ']';
+    } else if (v !== null && typeof v === 'object') {
+      out += '{';
+      let first = true;
+      for (const key in v) {
+        const item = (v as Record<string, unknown>)[key];
+        if (item === undefined) continue;
+        out += `${first ? '' : ','}${JSON.stringify(key.slice(0, max + 1))}:`;
+        first = false;
+        if (out.length > max || !put(item)) return false;
+      }
+      out += '}';
+    } else if (typeof v === 'string') out += JSON.stringify(v.length > max ? v.slice(0, max + 1) : v);
+    // Not JSON's null for Infinity or NaN: the message says what the value was.
+    else out += String(v);
+    return out.length <= max;
+  };
+  put(value);
+  return out.length > max ? `${out.slice(0, max)}…` : out;
+}
+
+export { MAX_JSON_DEPTH, boundedJson } from '../json-depth.js';
 
 function schema<T>(json: JsonSchema, parse: (value: unknown, path: string) => T): Schema<T> {
   return { parse, json: () => json };
@@ -108,7 +149,7 @@ export const dateTime = () =>
     const withZone = /(Z|[+-]\d{2}:?\d{2})$/i.test(text) ? text : `${text}Z`;
     const date = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?/.test(text) ? new Date(withZone) : new Date(NaN);
     if (Number.isNaN(date.getTime()))
-      throw invalid(path, `must be a date-time such as 2026-05-01T09:00:00Z or @D:2026-05-01T09:00:00, got ${JSON.stringify(v)}`);
+      throw invalid(path, `must be a date-time such as 2026-05-01T09:00:00Z or @D:2026-05-01T09:00:00, got ${preview(v)}`);
     return stamp(date);
   });
 

@@ -1,8 +1,9 @@
 /**
  * Reading a member CSV as a stream of records with their line numbers: UTF-8 checked
- * as it is read, a BOM dropped, the delimiter detected from the header line, CRLF
- * and quoted fields (commas, newlines) handled by csv-parse. Memory stays flat
- * whatever the file's size.
+ * as it is read, a BOM dropped, the delimiter detected from the header line, every
+ * line end (CRLF, LF, a lone CR, in any mix) and quoted fields (commas, newlines)
+ * handled by csv-parse. A quote inside an unquoted value is text (O"Brien), as
+ * spreadsheets write it. Memory stays flat whatever the file's size.
  */
 import { closeSync, createReadStream, openSync, readSync, statSync } from 'node:fs';
 import { Parser } from 'csv-parse';
@@ -68,16 +69,26 @@ function firstInvalidByte(chunk: Buffer): number {
   return ok;
 }
 
-/** Newlines in the first `end` bytes of a file: the line of a byte, for an error message. */
+/**
+ * Line ends (CRLF, LF or a lone CR) in the first `end` bytes of a file: the line of a
+ * byte, for an error message.
+ */
 function linesBefore(file: string, end: number): number {
   const fd = openSync(file, 'r');
   try {
     const buf = Buffer.alloc(1 << 20);
     let lines = 0;
+    let lastCr = false;
     for (let pos = 0; pos < end; ) {
       const n = readSync(fd, buf, 0, Math.min(buf.length, end - pos), pos);
       if (!n) break;
-      for (let i = buf.indexOf(10); i !== -1 && i < n; i = buf.indexOf(10, i + 1)) lines++;
+      for (let i = 0; i < n; i++) {
+        const b = buf[i];
+        if (b === 10) {
+          if (!lastCr) lines++;
+        } else if (b === 13) lines++;
+        lastCr = b === 13;
+      }
       pos += n;
     }
     return lines;
@@ -87,15 +98,57 @@ function linesBefore(file: string, end: number): number {
 }
 
 /**
+ * Where the bytes of a buffer stop being whole UTF-8 characters: before a last
+ * character whose bytes go on in the next chunk (read with it), else the end.
+ */
+function wholeCharacters(buf: Buffer): number {
+  for (let i = buf.length - 1; i >= 0 && i >= buf.length - 4; i--) {
+    const b = buf[i];
+    if (b < 0x80) return buf.length;
+    if (b >= 0xc0) {
+      // A lead byte; F8-FF lead nothing, and the decoder says so.
+      const size = b >= 0xf8 ? 1 : b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+      return buf.length - i < size ? i : buf.length;
+    }
+  }
+  return buf.length;
+}
+
+/** Line ends in text: CRLF, LF and a lone CR, one each. */
+function lineEnds(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
+  for (let i = text.indexOf('\r'); i !== -1; i = text.indexOf('\r', i + 1)) if (text.charCodeAt(i + 1) !== 10) n++;
+  return n;
+}
+
+/** Every line end, in any mix. */
+const LINE_END = /\r\n|\r|\n/;
+
+/**
  * A csv-parse parser whose records go to a queue as they are parsed, never through
  * its readable side (on_record would do the same, but makes an info object per record).
  */
 class RecordQueue extends Parser {
   readonly queue: string[][] = [];
+  /** Lines each queued record spans: one, plus the line ends inside its quoted values. */
+  readonly spans: number[] = [];
   override push(record: unknown): boolean {
     if (record === null) return super.push(null);
-    this.queue.push(record as string[]);
+    const values = record as string[];
+    this.queue.push(values);
+    let span = 1;
+    for (const v of values) span += lineEnds(v);
+    this.spans.push(span);
     return true;
+  }
+
+  /** The line ends inside the values of the record being parsed (an error names where its broken value opens). */
+  linesInPartialRecord(): number {
+    const partial = (this as unknown as { state?: { record?: unknown[] } }).state?.record ?? [];
+    let n = 0;
+    for (const v of partial) if (typeof v === 'string') n += lineEnds(v);
+    return n;
   }
 }
 
@@ -119,39 +172,53 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
   const name = file === '-' ? 'stdin' : file;
   let bytes = 0;
   let stopped = false;
-  const decoder = new TextDecoder('utf-8', { fatal: true });
+  // ignoreBOM: each chunk is decoded on its own, and only the file's first BOM is dropped (below).
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
   const iterator = input[Symbol.asyncIterator]();
 
-  // Decoded text, checked as UTF-8 chunk by chunk; NUL bytes mean a binary file.
+  // Decoded text, checked as UTF-8 chunk by chunk; NUL bytes mean a binary file. A
+  // character split between two chunks is decoded with the second, so an invalid
+  // byte is found exactly where it is, and the text before it is delivered first:
+  // every record before the broken line is read (and imported) before the error.
   async function* text(): AsyncGenerator<string> {
     let first = true;
+    let bomChecked = false;
+    /** The start of a character whose other bytes are in the next chunk. */
+    let carried: Buffer | undefined;
     for (;;) {
       if (stopped) return;
       const { value, done } = await iterator.next();
       if (done) break;
       const chunk = value as Buffer;
       if (first && chunk.includes(0)) throw new CsvError(`${name} looks like a binary file, not a CSV file`);
+      first = false;
+      const buf = carried ? Buffer.concat([carried, chunk]) : chunk;
+      /** The file offset of buf[0]. */
+      const start = bytes - (carried?.length ?? 0);
+      bytes += chunk.length;
+      const whole = wholeCharacters(buf);
+      carried = whole < buf.length ? buf.subarray(whole) : undefined;
       let decoded: string;
+      let broken: CsvError | undefined;
       try {
-        decoded = decoder.decode(chunk, { stream: true });
+        decoded = decoder.decode(buf.subarray(0, whole));
       } catch {
-        const at = bytes + firstInvalidByte(chunk);
+        const valid = firstInvalidByte(buf.subarray(0, whole));
+        const at = start + valid;
         const line = file === '-' ? '' : `line ${linesBefore(file, at) + 1}, `;
-        throw new CsvError(
+        broken = new CsvError(
           `${name} is not valid UTF-8 (${line}byte ${at + 1}): save it as UTF-8 (in a spreadsheet, "CSV UTF-8") and try again`,
         );
+        decoded = decoder.decode(buf.subarray(0, valid));
       }
-      bytes += chunk.length;
-      if (first && decoded.charCodeAt(0) === 0xfeff) decoded = decoded.slice(1);
-      first = false;
+      if (!bomChecked && decoded) {
+        if (decoded.charCodeAt(0) === 0xfeff) decoded = decoded.slice(1);
+        bomChecked = true;
+      }
       if (decoded) yield decoded;
+      if (broken) throw broken;
     }
-    try {
-      const rest = decoder.decode();
-      if (rest) yield rest;
-    } catch {
-      throw new CsvError(`${name} ends in the middle of a UTF-8 character (truncated?)`);
-    }
+    if (carried) throw new CsvError(`${name} ends in the middle of a UTF-8 character (truncated?)`);
   }
 
   // The header line decides the delimiter, so the first text is read before parsing.
@@ -167,7 +234,7 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
   }
   if (!head.trim()) throw new CsvError(`${name} is empty: there is no header line`);
   // Blank lines before the header (some exports start with one) are skipped.
-  const delimiter = opts.delimiter ?? detectDelimiter(head.split(/\r?\n/).find((l) => l.trim()) ?? '');
+  const delimiter = opts.delimiter ?? detectDelimiter(head.split(LINE_END).find((l) => l.trim()) ?? '');
 
   // No `info`: csv-parse's per-record info object cost a fifth of a large import.
   // Line numbers are counted here instead (see records below).
@@ -177,25 +244,18 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
   // records it has buffered, so the rows before a broken one (an unclosed quote, bad
   // UTF-8) got to the import or not depending on timing, and local and remote imports
   // differed. This way every record before the error is delivered, then the error.
-  // The fast path (below) needs csv-parse to take the line end it found: csv-parse
-  // takes the first CR, LF or CRLF outside quotes of the text it is given, and it may
-  // first be given text from the middle of the file.
-  const firstBreak = head.search(/[\r\n]/);
-  const lineEnd =
-    firstBreak === -1 || head.slice(0, firstBreak).includes('"')
-      ? undefined
-      : head[firstBreak] === '\n'
-        ? '\n'
-        : head[firstBreak + 1] === '\n'
-          ? '\r\n'
-          : undefined;
   const parser = new RecordQueue({
     delimiter,
     relax_column_count: true,
+    // A quote inside an unquoted value is text (O"Brien), not an error that refuses the file.
+    relax_quotes: true,
     max_record_size: MAX_RECORD_CHARS,
-    ...(lineEnd ? { record_delimiter: lineEnd } : {}),
+    // Every line end, in any mix: left to itself csv-parse takes the first one it
+    // finds as the only one, and read the rest of a mixed file as longer rows.
+    // CRLF comes first, so that it is one line end and not two.
+    record_delimiter: ['\r\n', '\n', '\r'],
   });
-  const queue = parser.queue;
+  const { queue, spans } = parser;
   let taken = 0;
   let parseError: unknown;
   parser.on('error', (err) => {
@@ -212,33 +272,32 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
   // The fast path. csv-parse reads a character at a time (~5 µs a row of a typical
   // member file, a sixth of a large import); most files have no quote at all, and for
   // those a record is a line split on the delimiter. While the text read so far has no
-  // quote and consistent line ends, whole lines are split here; at the first text that
-  // does not qualify (a quote, a stray CR, an over-long line) everything from the
-  // start of that text's first incomplete record on goes to csv-parse, which then
-  // reads the rest of the file: the two never share a record, so csv-parse starts on
-  // a record boundary and answers exactly what it would have for the whole file.
-  // A file whose first line ends in a lone CR, or has a quote before it, is left to
-  // csv-parse from the start.
-  let fast = lineEnd !== undefined;
+  // quote, whole lines are split here (at any line end); at the first text that does
+  // not qualify (a quote, an over-long line) everything from the start of that text's
+  // first incomplete record on goes to csv-parse, which then reads the rest of the
+  // file: the two never share a record, so csv-parse starts on a record boundary and
+  // answers exactly what it would have for the whole file.
+  let fast = true;
   /** The incomplete last line of the text split so far (fast path). */
   let carry = '';
-  /** Lines split by the fast path; csv-parse's line count (in its error messages) starts after them. */
-  let fastLines = 0;
   const handOver = (text: string) => {
     fast = false;
-    (parser as unknown as { info: { lines: number } }).info.lines += fastLines;
     return text;
   };
   /** Lines of the block as records, or undefined when the block must go to csv-parse. */
   const splitLines = (block: string, last: boolean): string[][] | undefined => {
     if (block.includes('"')) return undefined;
     let lines: string[];
-    if (lineEnd === '\n') {
-      if (block.includes('\r')) return undefined;
-      lines = block.split('\n');
-    } else {
+    if (!block.includes('\r')) lines = block.split('\n');
+    else if (!block.includes('\n')) lines = block.split('\r');
+    else {
       lines = block.split('\r\n');
-      for (const l of lines) if (l.includes('\r') || l.includes('\n')) return undefined;
+      // Not CRLF throughout: a mix of line ends.
+      for (const l of lines)
+        if (l.includes('\r') || l.includes('\n')) {
+          lines = block.split(LINE_END);
+          break;
+        }
     }
     // A complete block ends with a line end, which leaves an empty last element.
     if (!last) lines.pop();
@@ -249,16 +308,23 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
     }
     return records;
   };
+  const take = (records: string[][]) => {
+    for (const r of records) {
+      queue.push(r);
+      spans.push(1);
+    }
+  };
   /** Splits the complete lines of the text (with what was carried) or hands it to csv-parse. */
   const feedFast = (text: string): string | undefined => {
     const all = carry + text;
     carry = '';
-    const cut = all.lastIndexOf('\n') + 1;
+    // A CR at the very end may be the first half of a CRLF: its line waits for the next text.
+    const end = all.endsWith('\r') ? all.length - 1 : all.length;
+    const cut = end === 0 ? 0 : Math.max(all.lastIndexOf('\n', end - 1), all.lastIndexOf('\r', end - 1)) + 1;
     const records = splitLines(all.slice(0, cut), false);
     const rest = all.slice(cut);
     if (records && rest.length <= MAX_RECORD_CHARS) {
-      for (const r of records) queue.push(r);
-      fastLines += records.length;
+      take(records);
       carry = rest;
       return undefined;
     }
@@ -271,18 +337,19 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
     if (!rest) return undefined;
     const records = splitLines(rest, true);
     if (records && !rest.includes('\r') && !rest.includes('\n')) {
-      for (const r of records) queue.push(r);
-      fastLines += records.length;
+      take(records);
       return undefined;
     }
     return handOver(rest);
   };
 
+  /** The line the next record taken starts on (1 = the first line of the file). */
+  let line = 1;
   /** The next record, or undefined at the end; what broke the file is thrown after the records before it. */
   async function nextRecord(): Promise<string[] | undefined> {
     for (;;) {
-      if (taken < queue.length) return queue[taken++];
-      queue.length = taken = 0;
+      if (taken < queue.length) return takeQueued();
+      queue.length = spans.length = taken = 0;
       if (parseError !== undefined) throw describeParseError(parseError);
       if (ended) return undefined;
       let text = pending;
@@ -307,46 +374,50 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
       }
     }
   }
+  /** Takes the next queued record; `line` moves past the lines it spans. */
+  function takeQueued(): string[] {
+    line += spans[taken];
+    return queue[taken++];
+  }
+  /**
+   * csv-parse's errors with the line they are about. Every record before the broken
+   * one was taken when this is thrown, so that record starts on `line`, and its
+   * broken value opens after the line ends in the values before it.
+   */
   const describeParseError = (err: unknown): Error => {
     if (err instanceof CsvError) return err;
-    const e = err as { code?: string; message: string; lines?: number };
-    const where = e.lines ? `line ${e.lines}: ` : '';
+    const e = err as { code?: string; message: string };
+    const where = `${name}, line ${line + parser.linesInPartialRecord()}: `;
     if (e.code === 'CSV_MAX_RECORD_SIZE')
-      return new CsvError(`${name}, ${where}a record is larger than ${MAX_RECORD_CHARS.toLocaleString('en-US')} characters (an unclosed quote?)`);
-    if (e.code === 'CSV_QUOTE_NOT_CLOSED') return new CsvError(`${name}: the file ends inside a quoted field (truncated?)`);
-    return new CsvError(`${name}, ${where}${e.message}`);
+      return new CsvError(`${where}a record is larger than ${MAX_RECORD_CHARS.toLocaleString('en-US')} characters (an unclosed quote?)`);
+    if (e.code === 'CSV_QUOTE_NOT_CLOSED')
+      return new CsvError(
+        `${where}the quoted field that opens on this line is not closed by the end of the file (a missing quote, or a truncated file?)`,
+      );
+    return new CsvError(`${where}${e.message}`);
   };
 
   const isBlank = (values: string[]) => values.length === 1 && values[0] === '';
   let first = await nextRecord();
-  let headerLine = 1;
-  for (; first && isBlank(first); headerLine++) first = await nextRecord();
+  while (first && isBlank(first)) first = await nextRecord();
   if (!first) throw new CsvError(`${name} is empty: there is no header line`);
-  const headerValues = first;
-  const header = headerValues.map((h) => h.trim());
-  /** Lines a record spans: one, plus each newline inside its quoted values. */
-  const linesOf = (values: string[]) => {
-    let n = 1;
-    for (const v of values) for (let i = v.indexOf('\n'); i !== -1; i = v.indexOf('\n', i + 1)) n++;
-    return n;
-  };
+  const header = first.map((h) => h.trim());
 
   // Every record already parsed goes in one run: a promise per record cost about a
   // microsecond each, as much as splitting the record.
   const runs: AsyncIterable<CsvRecord[]> = {
     async *[Symbol.asyncIterator]() {
-      let line = headerLine + linesOf(headerValues);
       for (;;) {
+        let start = line;
         let values = await nextRecord();
         if (!values) return;
         const run: CsvRecord[] = [];
         for (;;) {
-          const start = line;
-          line += linesOf(values);
           // An empty line is one empty value: skipped, but counted.
           if (!isBlank(values)) run.push({ line: start, values });
           if (taken >= queue.length) break;
-          values = queue[taken++];
+          start = line;
+          values = takeQueued();
         }
         if (run.length) yield run;
       }

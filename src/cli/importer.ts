@@ -49,8 +49,15 @@ export interface ImportOutcome {
   dryRun?: { received: number; added: number; updated: number; duplicates: number; skipped: number };
   rowsRead: number;
   rowsSent: number;
+  /** Rows refused, by the CLI or the service (the first 1,000); they make the exit code 4. */
   rejected: Rejected[];
   rejectedCount: number;
+  /**
+   * Rows not imported because an earlier row of the file has their address (the
+   * first 1,000): the first row is the one imported, so they are no errors.
+   */
+  duplicates: Rejected[];
+  duplicateCount: number;
   interrupted: boolean;
   /** The last line of the file that was applied (or checked, in a dry run); 1 is the header. */
   lastLine: number;
@@ -216,11 +223,20 @@ const newBatch = (): Batch => ({ sent: [], refused: [], size: 0, lastLine: 0 });
 const rowsOf = (batch: Batch) => batch.sent.map((r) => r.values);
 
 type RowErrors = { index: number; error: string }[];
+/** Rows dropped as duplicates, by position, with the position of the row imported (null: in an earlier batch). */
+type DuplicateRows = { index: number; duplicate_of: number | null }[];
+
+/** What the service answered about a batch's rows. */
+interface RowAnswer {
+  errors: RowErrors;
+  duplicates: DuplicateRows;
+}
+const NO_ROWS: RowAnswer = { errors: [], duplicates: [] };
 
 /** Where the rows go: a dry run, a streamed import, or POST /members jobs. */
 interface Target {
-  /** Applies (or checks) one batch; answers the rows the service refused, by position. */
-  send(batch: Batch): Promise<RowErrors>;
+  /** Applies (or checks) one batch; answers the rows the service refused or dropped, by position. */
+  send(batch: Batch): Promise<RowAnswer>;
   /** Ends the import; an error leaves it resumable (status e). */
   finish(error?: string): Promise<void>;
 }
@@ -235,14 +251,14 @@ function dryRunTarget(
   const dry = { received: 0, added: 0, updated: 0, duplicates: 0, skipped: 0 };
   return {
     async send(batch) {
-      if (!batch.sent.length) return [];
-      const r = await api.post<typeof dry & { errors: RowErrors }>('/members/imports/validate', {
+      if (!batch.sent.length) return NO_ROWS;
+      const r = await api.post<typeof dry & { errors: RowErrors; duplicate_rows?: DuplicateRows }>('/members/imports/validate', {
         columns,
         rows: rowsOf(batch),
         ...(await options()),
       });
       for (const k of Object.keys(dry) as (keyof typeof dry)[]) dry[k] += r[k];
-      return r.errors;
+      return { errors: r.errors, duplicates: r.duplicate_rows ?? [] };
     },
     async finish(error) {
       // A dry run that did not get through the file has no answer to give.
@@ -289,13 +305,14 @@ function streamTarget(
   return {
     async send(batch) {
       const id = await open();
-      const r = await api.post<{ errors: RowErrors }>(`/members/imports/${id}/rows`, {
+      const r = await api.post<{ errors: RowErrors; duplicate_rows?: DuplicateRows }>(`/members/imports/${id}/rows`, {
         columns,
         rows: rowsOf(batch),
         ...(batch.refused.length ? { rejected: batch.refused.length } : {}),
         offset: batch.offset,
       });
-      return r.errors;
+      // An amsg serve from before duplicate_rows counts them only.
+      return { errors: r.errors, duplicates: r.duplicate_rows ?? [] };
     },
     async finish(error) {
       // A failed or interrupted import that wrote nothing has no record to end.
@@ -318,12 +335,12 @@ function jobsTarget(
   const jobs: number[] = [];
   return {
     async send(batch) {
-      if (!batch.sent.length) return [];
+      if (!batch.sent.length) return NO_ROWS;
       const members = batch.sent.map((r) => toMember(columns, r.values));
       const r = await api.post<{ import_id: number }>('/members', { members, ...(await options()) });
       jobs.push(r.import_id);
       progress.update({ importId: r.import_id });
-      return [];
+      return NO_ROWS;
     },
     async finish() {
       for (const id of jobs) {
@@ -363,6 +380,8 @@ export async function runImport(
     rowsSent: 0,
     rejected: [],
     rejectedCount: 0,
+    duplicates: [],
+    duplicateCount: 0,
     interrupted: false,
     lastLine: 1,
   };
@@ -400,21 +419,41 @@ export async function runImport(
     progress.update({ rejected: outcome.rejectedCount });
   };
 
-  /** Reports a batch's refused rows in line order, the CLI's and the service's together. */
-  const report = async (batch: Batch, serviceErrors: RowErrors) => {
-    const refused = [
-      ...batch.refused.map((r) => ({ line: r.record.line, values: r.record.values, reason: r.reason })),
-      ...serviceErrors.map((e) => ({ line: batch.sent[e.index].line, values: batch.sent[e.index].values, reason: e.error })),
+  const duplicate = async (line: number, values: string[], reason: string) => {
+    outcome.duplicateCount++;
+    if (outcome.duplicates.length < 1000) outcome.duplicates.push({ line, reason });
+    await errors.write(values, reason);
+  };
+  /** Why a row was dropped as a duplicate: the line of the row imported, when it was in the same batch. */
+  const duplicateReason = (batch: Batch, of: number | null) =>
+    of === null
+      ? 'duplicate of an earlier row, the one imported for this address'
+      : `duplicate of line ${batch.sent[of].line}, the row imported for this address`;
+
+  /**
+   * Reports a batch's refused and duplicate rows in line order, the CLI's and the
+   * service's together (--errors-out has them all, each with its reason).
+   */
+  const report = async (batch: Batch, answer: RowAnswer) => {
+    const told = [
+      ...batch.refused.map((r) => ({ line: r.record.line, values: r.record.values, reason: r.reason, dup: false })),
+      ...answer.errors.map((e) => ({ line: batch.sent[e.index].line, values: batch.sent[e.index].values, reason: e.error, dup: false })),
+      ...answer.duplicates.map((d) => ({
+        line: batch.sent[d.index].line,
+        values: batch.sent[d.index].values,
+        reason: duplicateReason(batch, d.duplicate_of),
+        dup: true,
+      })),
     ].sort((a, b) => a.line - b.line);
-    for (const r of refused) await reject(r.line, r.values, r.reason);
+    for (const r of told) await (r.dup ? duplicate : reject)(r.line, r.values, r.reason);
     outcome.rowsSent += batch.sent.length;
     outcome.lastLine = batch.lastLine;
     progress.update({ rowsSent: outcome.rowsSent });
   };
 
   let jobs: Target | undefined;
-  /** Sends a batch; answers the rows the service refused. */
-  const request = async (batch: Batch): Promise<RowErrors> => {
+  /** Sends a batch; answers the rows the service refused or dropped. */
+  const request = async (batch: Batch): Promise<RowAnswer> => {
     try {
       return await target.send(batch);
     } catch (err) {
@@ -468,7 +507,7 @@ export async function runImport(
     offset += sending.size;
     const answer = request(sending);
     answer.catch(() => {});
-    const done = reported.then(() => answer).then((errors) => report(sending, errors));
+    const done = reported.then(() => answer).then((rows) => report(sending, rows));
     reported = done.catch(() => {});
     inFlight.push(
       done.catch((error: unknown) => {
@@ -514,6 +553,16 @@ export async function runImport(
     await settle(0);
   } catch (err) {
     failure = err as Error;
+    // The file broke (an unclosed quote, bad UTF-8): the rows read before the broken
+    // one are complete, so they go in too, and the import holds every row before it
+    // whatever the batch size (a resume starts at the broken row).
+    if (failure instanceof CsvError && !sendFailure && batch.size && !stopSignal.stopped)
+      try {
+        await flush();
+        await settle(0);
+      } catch (sendError) {
+        failure = sendError as Error;
+      }
     // After a failed batch the ones in flight cannot be applied (they follow rows the
     // import does not have), and one may wait at the service for the failed one
     // until the import is ended below. After any other failure they are awaited

@@ -13,6 +13,7 @@ import { UndiciError } from 'undici/lib/core/errors.js';
 // answer's body is passed through, not parsed), so the optimizing tier is left out.
 setFlagsFromString('--liftoff-only');
 import { ApiError } from '../errors.js';
+import { boundedJson } from '../json-depth.js';
 import { ConnectionError, queryString, type ApiCall, type Download, type Transport } from './transport.js';
 
 export interface HttpOptions {
@@ -96,11 +97,13 @@ export class HttpTransport implements Transport {
   ): Promise<{ res: Dispatcher.ResponseData; text?: string }> {
     const attempts = this.opts.attempts ?? 4;
     const idempotent = IDEMPOTENT.has(call.method);
+    // Checked before it is serialized: the service's own 400, not a stack overflow here.
+    const sent = call.body === undefined ? undefined : JSON.stringify(boundedJson(call.body, ''));
     for (let attempt = 1; ; attempt++) {
       let res: Dispatcher.ResponseData;
       let text: string | undefined;
       try {
-        res = await this.send(call, accept);
+        res = await this.send(call, sent, accept);
         if (readBody || res.statusCode >= 400) text = await res.body.text();
       } catch (err) {
         const code = (err as { code?: string }).code ?? '';
@@ -134,7 +137,7 @@ export class HttpTransport implements Transport {
     return base / 2 + Math.random() * base;
   }
 
-  private send(call: ApiCall, accept: string): Promise<Dispatcher.ResponseData> {
+  private send(call: ApiCall, body: string | undefined, accept: string): Promise<Dispatcher.ResponseData> {
     const qs = new URLSearchParams(queryString(call.query)).toString();
     return undiciRequest.call(this.pool, {
       method: call.method,
@@ -144,7 +147,7 @@ export class HttpTransport implements Transport {
         ...(this.auth ? { authorization: this.auth } : {}),
         ...(call.body !== undefined ? { 'content-type': 'application/json' } : {}),
       },
-      body: call.body === undefined ? undefined : JSON.stringify(call.body),
+      body,
     });
   }
 

@@ -2,6 +2,7 @@ import { inTransaction } from '../store/db.js';
 import { stmt } from '../store/statements.js';
 import { memo } from '../store/memo.js';
 import { badRequest, notFound } from '../errors.js';
+import { preview } from '../api/schema.js';
 import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
 
@@ -271,6 +272,9 @@ export class FieldCatalog {
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
+/** A number in decimal notation: sign, digits, a point, an exponent (too large for a double is refused after). */
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /**
@@ -309,26 +313,27 @@ export function coerceValue(field: FieldRecord, value: unknown, path: string): u
       return (items as string[]).map((v) => checkedOption(field, v, path));
     }
     case 'numeric': {
-      const n = typeof value === 'number' ? value : text !== undefined && text !== '' ? Number(text) : NaN;
-      if (!Number.isFinite(n)) throw badValue(path, `must be a number for a numeric field, got ${JSON.stringify(value)}`);
+      // Number() alone also reads 0x10, 0b101, 0o17 and Infinity, and '' as 0.
+      const n = typeof value === 'number' ? value : text !== undefined && DECIMAL.test(text) ? Number(text) : NaN;
+      if (!Number.isFinite(n)) throw badValue(path, `must be a number for a numeric field, got ${preview(value)}`);
       return n;
     }
     case 'boolean':
       if (typeof value === 'boolean') return value;
       if (text !== undefined && /^(true|1|yes)$/i.test(text)) return true;
       if (text !== undefined && /^(false|0|no)$/i.test(text)) return false;
-      throw badValue(path, `must be true or false for a boolean field, got ${JSON.stringify(value)}`);
+      throw badValue(path, `must be true or false for a boolean field, got ${preview(value)}`);
     case 'date': {
       const m = text !== undefined ? DATE.exec(text) : null;
       if (!m || !validDate(+m[1], +m[2], +m[3]))
-        throw badValue(path, `must be a date YYYY-MM-DD for a date field, got ${JSON.stringify(value)}`);
+        throw badValue(path, `must be a date YYYY-MM-DD for a date field, got ${preview(value)}`);
       return text;
     }
     case 'timestamp': {
       const m = text !== undefined ? /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?/.exec(text) : null;
       const t = text !== undefined ? Date.parse(/[zZ]|[+-]\d{2}:?\d{2}$/.test(text) ? text : `${text}Z`) : NaN;
       if (!m || Number.isNaN(t) || !validDate(+m[1], +m[2], +m[3]))
-        throw badValue(path, `must be a date-time YYYY-MM-DDThh:mm:ss for a timestamp field, got ${JSON.stringify(value)}`);
+        throw badValue(path, `must be a date-time YYYY-MM-DDThh:mm:ss for a timestamp field, got ${preview(value)}`);
       return new Date(t).toISOString().slice(0, 19);
     }
   }

@@ -290,6 +290,15 @@ export interface RowError {
   error: string;
 }
 
+/** A row not written because an earlier row of the import has its address (the first row wins). */
+export interface DuplicateRow {
+  /** Position of the row in the batch. */
+  index: number;
+  email: string;
+  /** Position in the batch of the row that was written, or null when that row came in an earlier batch. */
+  duplicate_of: number | null;
+}
+
 export interface BatchResult {
   import_id: number;
   /** Rows of this batch, and of the whole import so far. */
@@ -300,12 +309,15 @@ export interface BatchResult {
   duplicates: number;
   skipped: number;
   errors: RowError[];
+  /** The rows counted in `duplicates`, in row order. */
+  duplicate_rows: DuplicateRow[];
 }
 
 interface Counters {
   added: number;
   updated: number;
   duplicates: number;
+  duplicateRows: DuplicateRow[];
   skipped: number;
   errors: RowError[];
   byGroup: Record<string, number>;
@@ -645,8 +657,8 @@ export interface BatchWrite {
   importGroups: number[];
   smsCriteria: ImportOptions['sms'];
   c: Counters;
-  /** Addresses written or skipped by this batch: a second row for one is a duplicate. */
-  seen: Set<string>;
+  /** Addresses written or skipped by this batch, with the position of that row: a second row for one is its duplicate. */
+  seen: Map<string, number>;
   /** Group ids by lower-cased name, as rows' lists name them. */
   groupIds: Map<string, number>;
   /**
@@ -672,7 +684,7 @@ function beginWrite(ctx: Ctx, imp: ImportRow, now: string): BatchWrite {
     importGroups,
     smsCriteria: imp.sms_criteria ? (JSON.parse(imp.sms_criteria) as ImportOptions['sms']) : undefined,
     c: newCounters(),
-    seen: new Set(),
+    seen: new Map(),
     groupIds: new Map(),
     insertFirst: imp.num_members_added >= imp.num_members_updated,
   };
@@ -732,11 +744,12 @@ function decideAfterLookup(w: BatchWrite, rows: CheckedRows, listIds: (number[] 
       continue;
     }
     if (found?.seen || w.seen.has(email)) {
-      c.duplicates++;
+      // Seen by this batch (perhaps in an earlier slice, already in the ledger) or by an earlier one.
+      countDuplicate(c, rows.index[i], email, w.seen.get(email));
       continue;
     }
     if (found && imp.add_only) {
-      w.seen.add(email);
+      w.seen.set(email, rows.index[i]);
       records.push({ id: found.member_id, change: 's', row: i, groups });
       c.skipped++;
       continue;
@@ -751,7 +764,7 @@ function decideAfterLookup(w: BatchWrite, rows: CheckedRows, listIds: (number[] 
       refuseRow(c, { index: rows.index[i], email, error: (err as Error).message });
       continue;
     }
-    w.seen.add(email);
+    w.seen.set(email, rows.index[i]);
     if (!found) {
       const r = { id: 0, change: 'a' as const, row: i, groups, sms };
       records.push(r);
@@ -767,6 +780,12 @@ function decideAfterLookup(w: BatchWrite, rows: CheckedRows, listIds: (number[] 
   updateMembers(ctx, now, imp.import_id, rows, updated);
   insertMembers(ctx, now, imp.import_id, rows, added);
   fresh.push(...added);
+}
+
+/** A row dropped as a duplicate: counted, and told with the row it repeats (undefined: one of an earlier batch). */
+function countDuplicate(c: Counters, index: number, email: string, of: number | undefined) {
+  c.duplicates++;
+  c.duplicateRows.push({ index, email, duplicate_of: of ?? null });
 }
 
 /** A row refused: skipped, and told with its reason. */
@@ -933,7 +952,16 @@ function writeRows(w: BatchWrite, rows: CheckedRows) {
 function finishWrite(w: BatchWrite, received: number, rejected: number): Omit<BatchResult, 'import_id' | 'num_members'> {
   const { c } = w;
   c.errors.sort((a, b) => a.index - b.index);
-  return { received, added: c.added, updated: c.updated, duplicates: c.duplicates, skipped: c.skipped + rejected, errors: c.errors };
+  c.duplicateRows.sort((a, b) => a.index - b.index);
+  return {
+    received,
+    added: c.added,
+    updated: c.updated,
+    duplicates: c.duplicates,
+    skipped: c.skipped + rejected,
+    errors: c.errors,
+    duplicate_rows: c.duplicateRows,
+  };
 }
 
 /** New members per INSERT statement: one statement per row cost more than the row's own b-tree work. */
@@ -1055,7 +1083,8 @@ function upsertRows(w: BatchWrite, rows: CheckedRows, listIds: (number[] | Error
     for (const r of chunk) {
       const id = ids.get(rows.emails[r.row]);
       if (id === undefined) {
-        c.duplicates++;
+        // The upsert leaves a member this import already holds: written by an earlier batch.
+        countDuplicate(c, rows.index[r.row], rows.emails[r.row], undefined);
         continue;
       }
       r.id = id;
@@ -1113,7 +1142,7 @@ function takeChunk(w: BatchWrite, rows: CheckedRows, listIds: (number[] | Error)
     const list = rows.groupList[end];
     const groups = list === -1 ? w.importGroups : listIds[list];
     if (groups instanceof Error || w.seen.has(email)) continue;
-    w.seen.add(email);
+    w.seen.set(email, rows.index[end]);
     chunk.push({ id: 0, change: 'a', row: end, groups });
   }
   return { chunk, end };
@@ -1130,7 +1159,7 @@ function countPassedOver(w: BatchWrite, rows: CheckedRows, listIds: (number[] | 
     const list = rows.groupList[i];
     const groups = list === -1 ? undefined : listIds[list];
     if (groups instanceof Error) refuseRow(c, { index: rows.index[i], email: rows.emails[i], error: groups.message });
-    else c.duplicates++;
+    else countDuplicate(c, rows.index[i], rows.emails[i], w.seen.get(rows.emails[i]));
   }
 }
 
@@ -1227,6 +1256,7 @@ const newCounters = (): Counters => ({
   added: 0,
   updated: 0,
   duplicates: 0,
+  duplicateRows: [],
   skipped: 0,
   errors: [],
   byGroup: {},
@@ -1247,6 +1277,7 @@ function importTakingRows(ctx: Ctx, importId: number, offset?: number): ImportRo
     throw new ApiError(409, `offset: this batch follows row ${offset}, but import ${importId} has ${imp.num_members} rows`, {
       field: 'offset',
       num_members: imp.num_members,
+      expected_offset: imp.num_members,
     });
   if (imp.status === 'e')
     stmt(
@@ -1289,26 +1320,54 @@ export function appendRows(
   offset?: number,
 ): BatchResult | Promise<BatchResult> {
   if (offset === undefined) return appendNow(ctx, importId, rows, rejected);
+  // Looked up before the order is touched: another account's import id is a 404
+  // here, and leaves that import's waiting batches alone.
+  const imp = importRow(ctx, importId);
   const order = BatchOrder.of(ctx.db);
+  const key = `${imp.account_id}:${importId}`;
+  const expected = order.expected(key) ?? imp.num_members;
+  const end = offset + rowCount(rows) + rejected;
+  // Behind the import (a batch sent again, or one overlapping a batch being written),
+  // or an import that takes no rows: the write applies or refuses it at once, and its
+  // refusal changes nothing in the order. Applied (it was sent again after the one it
+  // repeats failed), it is the import's last batch: the one after it may go, if the
+  // order had lost track.
+  if (offset < expected || imp.mode !== 'stream' || imp.status === 'o') {
+    const applied = <T>(r: T) => {
+      if (order.expected(key) === undefined) order.taken(key, end);
+      return r;
+    };
+    const result = appendNow(ctx, importId, rows, rejected, offset);
+    return result instanceof Promise ? result.then(applied) : applied(result);
+  }
   const run = () => {
     let result: BatchResult | Promise<BatchResult>;
     try {
       result = appendNow(ctx, importId, rows, rejected, offset);
     } catch (err) {
-      order.failed(importId);
+      order.failed(key);
       throw err;
     }
     // Handed over (the writer has the whole batch): the one after it may go.
-    order.taken(importId, offset + rowCount(rows) + rejected);
+    order.taken(key, end);
     if (result instanceof Promise)
       result = result.catch((err: unknown) => {
-        order.failed(importId);
+        order.failed(key);
         throw err;
       });
     return result;
   };
-  if (order.isTurn(importId, offset, () => importRow(ctx, importId).num_members)) return run();
-  return order.waitFor(importId, offset).then(run);
+  if (offset === expected) return run();
+  return order.waitFor(key, offset).then(run, (err: unknown) => {
+    if (err !== BatchOrder.TIMED_OUT) throw err;
+    const has = importRow(ctx, importId).num_members;
+    const next = order.expected(key) ?? has;
+    throw new ApiError(
+      409,
+      `offset: import ${importId} expects the batch at row ${next} next; the batch at row ${offset} waited ${BATCH_WAIT_MS / 1000} s for it and is not applied`,
+      { field: 'offset', expected_offset: next, num_members: has },
+    );
+  });
 }
 
 /** Applies a batch now: on the import writer's thread, or here. */
@@ -1320,18 +1379,32 @@ function appendNow(ctx: Ctx, importId: number, rows: RowsInput, rejected: number
 }
 
 /**
+ * How long a batch that arrived ahead of the one it follows waits for it. The client
+ * sent that one first, so it is normally here within milliseconds; one that does not
+ * come was lost (its connection failed), and the client should hear so soon, not
+ * after a minute.
+ */
+export const BATCH_WAIT_MS = 5_000;
+
+/**
  * Streamed-import batches taken in the order of their offsets. A client sends the
  * next batch before the last one is answered, so the writer always has one waiting;
  * over HTTP the two may arrive on two connections in either order, and the later
- * one then waits here for the one it follows (a minute at most). The order is only
- * for speed: the write itself refuses a batch whose offset is not the import's row
- * count (a 409), so nothing is applied out of order whatever arrives when.
+ * one then waits here for the one it follows (BATCH_WAIT_MS at most). The order is
+ * only for speed: the write itself refuses a batch whose offset is not the import's
+ * row count (a 409), so nothing is applied out of order whatever arrives when.
+ *
+ * Keyed by account and import id (`account:import`), and entered only after the
+ * import was found in the caller's account: a batch of another account for the
+ * same id must neither wake, replace nor release this import's batches.
  */
 class BatchOrder {
   private static readonly byDb = new WeakMap<Db, BatchOrder>();
+  static readonly TIMED_OUT = Symbol('timed out');
   /** Per import, the offset of the batch that comes next (after those taken). */
-  private readonly next = new Map<number, number>();
-  private readonly waiting = new Map<string, () => void>();
+  private readonly next = new Map<string, number>();
+  /** Per import, the batches waiting for their turn, by offset (more than one: the same batch sent twice). */
+  private readonly waiting = new Map<string, Map<number, (() => void)[]>>();
 
   static of(db: Db): BatchOrder {
     let order = BatchOrder.byDb.get(db);
@@ -1339,35 +1412,57 @@ class BatchOrder {
     return order;
   }
 
-  /** Whether a batch at `offset` may go now: it is the next (or is behind, and its write will say so). */
-  isTurn(importId: number, offset: number, rowsNow: () => number): boolean {
-    return offset <= (this.next.get(importId) ?? rowsNow());
+  /** The offset of the batch this import takes next, when a batch was taken since the order last lost track. */
+  expected(key: string): number | undefined {
+    return this.next.get(key);
   }
 
-  waitFor(importId: number, offset: number): Promise<void> {
-    const key = `${importId}:${offset}`;
+  /** Resolves when it is this offset's turn (or the import ended or failed); rejects with TIMED_OUT after BATCH_WAIT_MS. */
+  waitFor(key: string, offset: number): Promise<void> {
+    let byOffset = this.waiting.get(key);
+    if (!byOffset) this.waiting.set(key, (byOffset = new Map()));
+    const wakes = byOffset.get(offset) ?? [];
+    byOffset.set(offset, wakes);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiting.delete(key);
-        reject(
-          new ApiError(409, `offset: the batch before row ${offset} of import ${importId} did not arrive`, { field: 'offset' }),
-        );
-      }, 60_000);
-      timer.unref();
-      this.waiting.set(key, () => {
+      const wake = () => {
         clearTimeout(timer);
         resolve();
-      });
+      };
+      const timer = setTimeout(() => {
+        this.forget(key, offset, wake);
+        reject(BatchOrder.TIMED_OUT);
+      }, BATCH_WAIT_MS);
+      timer.unref();
+      wakes.push(wake);
     });
   }
 
+  private forget(key: string, offset: number, wake: () => void) {
+    const byOffset = this.waiting.get(key);
+    const wakes = byOffset?.get(offset)?.filter((w) => w !== wake);
+    if (!byOffset || !wakes) return;
+    if (wakes.length) byOffset.set(offset, wakes);
+    else byOffset.delete(offset);
+    if (!byOffset.size) this.waiting.delete(key);
+  }
+
+  /** Wakes the batches waiting at one offset, or (none given) every batch waiting for this import. */
+  private wake(key: string, offset?: number) {
+    const byOffset = this.waiting.get(key);
+    if (!byOffset) return;
+    const offsets = offset === undefined ? [...byOffset.keys()] : [offset];
+    for (const o of offsets) {
+      const wakes = byOffset.get(o) ?? [];
+      byOffset.delete(o);
+      for (const w of wakes) w();
+    }
+    if (!byOffset.size) this.waiting.delete(key);
+  }
+
   /** The import ended: batches still waiting go now (and are refused: they follow rows it does not have). */
-  release(importId: number) {
-    for (const [key, wake] of this.waiting)
-      if (key.startsWith(`${importId}:`)) {
-        this.waiting.delete(key);
-        wake();
-      }
+  release(key: string) {
+    this.next.delete(key);
+    this.wake(key);
   }
 
   /**
@@ -1375,18 +1470,14 @@ class BatchOrder {
    * Those waiting go now (to be refused), and the next batch's turn is read from
    * the import's row count again (a client resuming sends that as its offset).
    */
-  failed(importId: number) {
-    this.next.delete(importId);
-    this.release(importId);
+  failed(key: string) {
+    this.release(key);
   }
 
   /** A batch was taken (written, failed, or handed to the writer): the one after it may go. */
-  taken(importId: number, nextOffset: number) {
-    this.next.set(importId, nextOffset);
-    const key = `${importId}:${nextOffset}`;
-    const wake = this.waiting.get(key);
-    this.waiting.delete(key);
-    wake?.();
+  taken(key: string, nextOffset: number) {
+    this.next.set(key, nextOffset);
+    this.wake(key, nextOffset);
   }
 }
 
@@ -1439,7 +1530,7 @@ export function finishImport(ctx: Ctx, importId: number, error?: string): Import
       stamp(ctx.clock.now()),
       importId,
     );
-    BatchOrder.of(ctx.db).release(importId);
+    BatchOrder.of(ctx.db).release(`${imp.account_id}:${importId}`);
     return getImport(ctx, importId);
   });
 }

@@ -1,4 +1,4 @@
-import { inTransaction } from '../store/db.js';
+import { inTransaction, truncateWalAfterErasure } from '../store/db.js';
 import { stmt } from '../store/statements.js';
 import { badRequest, notFound } from '../errors.js';
 import { stamp } from './clock.js';
@@ -578,16 +578,17 @@ function purgeWhere(ctx: Ctx, where: string, params: unknown[]): number {
 
 /** POST /members/purge: erases the listed members, live or archived. Unknown ids are a 404 and erase nothing. */
 export function purgeMembers(ctx: Ctx, memberIds: number[]): true {
-  return inTransaction(ctx.db, () => {
+  inTransaction(ctx.db, () => {
     requireMembers(ctx, memberIds);
     purgeWhere(ctx, 'member_id IN (SELECT value FROM json_each(?))', [JSON.stringify(memberIds)]);
-    return true;
   });
+  truncateWalAfterErasure(ctx.db);
+  return true;
 }
 
 /** PUT /members/purgeall: erases every archived member, optionally only of a status and/or group. */
 export function purgeArchived(ctx: Ctx, opts: { status?: SettableStatus; groupId?: number }): true {
-  return inTransaction(ctx.db, () => {
+  inTransaction(ctx.db, () => {
     if (opts.groupId !== undefined) requireGroups(ctx, [opts.groupId]);
     const where = ['deleted_at IS NOT NULL'];
     const params: unknown[] = [];
@@ -600,6 +601,7 @@ export function purgeArchived(ctx: Ctx, opts: { status?: SettableStatus; groupId
       params.push(opts.groupId);
     }
     purgeWhere(ctx, where.join(' AND '), params);
-    return true;
   });
+  truncateWalAfterErasure(ctx.db);
+  return true;
 }

@@ -26,6 +26,7 @@ import type { Statement } from 'better-sqlite3';
 import { inTransaction, type Db } from '../store/db.js';
 import { stmt } from '../store/statements.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
+import { boundedJson, preview } from '../api/schema.js';
 import { localActor } from './accounts.js';
 import { stamp, type Clock } from './clock.js';
 import type { Ctx } from './context.js';
@@ -97,10 +98,7 @@ const FIELD_OPERATORS: Record<FieldRecord['field_type'], Operator[]> = {
   timestamp: ORDERED_OPERATORS,
 };
 
-const show = (v: unknown): string => {
-  const text = JSON.stringify(v) ?? String(v);
-  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
-};
+const show = (v: unknown): string => preview(v, 60);
 
 /** A 400 naming the place inside the criteria (criteria[2][1]) and the reason. */
 const refuse = (path: string, reason: string) => badRequest(`${path}: ${reason}`, { field: path });
@@ -477,7 +475,8 @@ function readCriteria(input: unknown): { value: unknown; text: string } {
       throw refuse('criteria', `is not valid JSON (${(err as Error).message})`);
     }
   }
-  return { value, text: JSON.stringify(value) };
+  // JSON text inside a body is bounded like the body (the compiler and stringify recurse).
+  return { value: boundedJson(value, 'criteria'), text: JSON.stringify(value) };
 }
 
 // ---------------------------------------------------------------- ids named in stored criteria

@@ -39,18 +39,43 @@ function sqlLogFromEnv(): ((sql: string) => void) | undefined {
 }
 
 /**
+ * Creates a database file that is not there yet, readable and writable by its user
+ * alone (0600): it holds members' personal data and the hashes of API keys. SQLite
+ * would create it 0644 under a common umask; it creates the WAL and the
+ * shared-memory file with the mode of the database file (its unix VFS), so they are
+ * 0600 too. A file that is already there keeps the mode its owner gave it.
+ */
+function createPrivate(file: string) {
+  if (file === '' || file === ':memory:' || file.startsWith('file:')) return;
+  const fs = process.getBuiltinModule('node:fs') as typeof import('node:fs');
+  try {
+    fs.closeSync(fs.openSync(file, fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY, 0o600));
+  } catch {
+    // There already (or two processes creating it at once), or not creatable at all:
+    // SQLite opens it, or says why it cannot.
+  }
+}
+
+/**
  * Opens (creating if needed) an amsg database and brings its schema up to date.
  *
  * WAL lets a reader and a writer work at once; the busy timeout lets two CLI
  * processes that write the same file queue behind each other instead of failing
- * with SQLITE_BUSY; foreign keys make purges cascade through every table.
+ * with SQLITE_BUSY; foreign keys make purges cascade through every table;
+ * secure_delete overwrites what a delete frees, so a purged member's address and
+ * values are not left in the file's free space (nor in the WAL pages that carry
+ * the purge).
  */
 export function openDb(file: string, opts: OpenOptions = {}): Db {
   const trace = opts.trace ?? sqlLogFromEnv();
+  createPrivate(file);
   const db = new Database(file, { ...(NATIVE_BINDING ? { nativeBinding: NATIVE_BINDING } : {}), ...(trace ? { verbose: (sql?: unknown) => trace(String(sql)) } : {}) });
   db.pragma('busy_timeout = 10000');
   useWal(db);
   db.pragma('foreign_keys = ON');
+  // ON, not FAST: FAST leaves the content of whole pages a delete frees (a purge of
+  // many members) on the freelist as it was.
+  db.pragma('secure_delete = ON');
   // NORMAL is durable across a process kill in WAL mode (only an OS crash can lose
   // the last transactions), and it avoids an fsync per commit.
   db.pragma('synchronous = NORMAL');
@@ -101,4 +126,25 @@ export function migrate(db: Db): void {
 export function inTransaction<T>(db: Db, fn: () => T): T {
   if (db.inTransaction) return fn();
   return db.transaction(fn).immediate();
+}
+
+/**
+ * After an erasure (a purge): copies the WAL into the file and truncates it, so the
+ * frames written before the purge, which still hold the erased rows (secure_delete
+ * cleans only the pages the purge itself writes), are gone too. Does not wait: while
+ * another connection reads an older snapshot the WAL cannot be reset, and those frames
+ * go at a later checkpoint instead of holding up the purge's answer. Outside a
+ * transaction only (a checkpoint cannot run inside one).
+ */
+export function truncateWalAfterErasure(db: Db): void {
+  if (db.inTransaction) return;
+  const timeout = db.pragma('busy_timeout', { simple: true }) as number;
+  db.pragma('busy_timeout = 0');
+  try {
+    db.pragma('wal_checkpoint(TRUNCATE)');
+  } catch {
+    // Busy: a later checkpoint does it.
+  } finally {
+    db.pragma(`busy_timeout = ${timeout}`);
+  }
 }

@@ -337,6 +337,14 @@ describe('member field values', () => {
     ['age', 12.5, 12.5],
     ['age', ' 7 ', 7],
     ['age', -3, -3],
+    // Decimal notation: a sign, digits, a point, an exponent.
+    ['age', '+5', 5],
+    ['age', '-0.25', -0.25],
+    ['age', '.5', 0.5],
+    ['age', '2.', 2],
+    ['age', '1e3', 1000],
+    ['age', '1.5E-2', 0.015],
+    ['age', '007', 7],
     ['vip', true, true],
     ['vip', false, false],
     ['vip', 'yes', true],
@@ -366,6 +374,22 @@ describe('member field values', () => {
     ['age', 'abc'],
     ['age', true],
     ['age', [1]],
+    // Number() reads these, but they are not decimal numbers (0x10 was stored as 16).
+    ['age', '0x10'],
+    ['age', '0X1f'],
+    ['age', '0b101'],
+    ['age', '0o17'],
+    ['age', ' 0x10 '],
+    ['age', 'Infinity'],
+    ['age', '-Infinity'],
+    ['age', '1e999'],
+    ['age', '   '],
+    ['age', '1_000'],
+    ['age', '1,5'],
+    ['age', '- 5'],
+    ['age', '.'],
+    ['age', '1e'],
+    ['age', 'e5'],
     ['vip', 'maybe'],
     ['vip', 1],
     ['born', '2026-02-30'],
@@ -386,6 +410,29 @@ describe('member field values', () => {
       expect(snapshot(s)).toBe(before);
     });
   }
+
+  it('a numeric field refuses hexadecimal, binary and octal text like any other word, with what it got', async () => {
+    for (const value of ['0x10', '0b101', 'five'])
+      expect(await write('age', value)).toEqual({
+        status: 400,
+        body: { error: `fields.age: must be a number for a numeric field, got "${value}"`, field: 'fields.age' },
+      });
+    // A JSON number too large for a double parses as Infinity: refused, not stored.
+    expect(await s.call('PUT', '/1/members/1', { rawBody: '{"fields":{"age":1e999}}' })).toEqual({
+      status: 400,
+      body: { error: 'fields.age: must be a number for a numeric field, got Infinity', field: 'fields.age' },
+    });
+    expect((await getMember(s, 1)).fields).toEqual({});
+  });
+
+  it('coerceValue: every text path to a number takes decimal notation only', async () => {
+    const { coerceValue } = await import('../../src/service/fields.js');
+    const numeric = field(9, 'n', { field_type: 'numeric', widget_type: 'number' }) as never;
+    expect(coerceValue(numeric, ' -1.5e2 ', 'n')).toBe(-150);
+    expect(coerceValue(numeric, 42, 'n')).toBe(42);
+    for (const bad of ['', ' ', '\t', '0x10', '0b101', 'Infinity', '1e999', '-1e999', NaN, Infinity, null, true])
+      expect(() => coerceValue(numeric, bad, 'n'), String(bad)).toThrow(/^n: must be a number for a numeric field, got /);
+  });
 
   it('null or an empty string removes the value', async () => {
     await ok(s, 'PUT', '/1/members/1', { body: { fields: { city: 'Oslo', age: 3, vip: true } } });

@@ -8,6 +8,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeService, T0, type TestService } from '../helpers.js';
 import { atD, countRows, createField, createGroups, ok } from './util.js';
+import { localActor } from '../../src/service/accounts.js';
+import { BATCH_WAIT_MS } from '../../src/service/imports.js';
 
 describe.each([
   ['written here', false],
@@ -76,6 +78,7 @@ describe.each([
         { index: 4, email: null, error: 'has 2 values; there are 6 columns' },
         { index: 5, email: 'eve@example.com', error: expect.stringMatching(/^score: /) },
       ],
+      duplicate_rows: [],
     });
     expect(stored()).toEqual([
       {
@@ -133,7 +136,12 @@ describe.each([
     const before = everything();
     const res = await send(id, { columns: ['email'], rows: [['c@b.org']], offset: 0 });
     expect(res.status).toBe(409);
-    expect(res.body).toEqual({ error: `offset: this batch follows row 0, but import ${id} has 2 rows`, field: 'offset', num_members: 2 });
+    expect(res.body).toEqual({
+      error: `offset: this batch follows row 0, but import ${id} has 2 rows`,
+      field: 'offset',
+      num_members: 2,
+      expected_offset: 2,
+    });
     expect(everything()).toBe(before);
     expect(await csvRows(id, ['email'], [['c@b.org']], { offset: 2, rejected: 1 })).toMatchObject({ num_members: 4, added: 1, skipped: 1 });
   });
@@ -145,6 +153,83 @@ describe.each([
     expect((await earlier).body).toMatchObject({ num_members: 2, added: 2 });
     expect((await later).body).toMatchObject({ num_members: 4, added: 2 });
     expect((stored() as { email: string }[]).map((m) => m.email)).toEqual(['a@b.org', 'b@b.org', 'c@b.org', 'd@b.org']);
+  });
+
+  /** Account 2, a second account in the same file (not a sub-account of 1), acting as its owner. */
+  const secondAccount = () => {
+    s.db.prepare(`INSERT INTO accounts (account_id, account_name, created_at) VALUES (2, 'Other', '2026-01-01T00:00:00.000000')`).run();
+    s.db
+      .prepare(
+        `INSERT INTO users (account_id, email, role, billing_access, manage_users, created_at)
+         VALUES (2, 'owner@other.org', 'owner', 1, 1, '2026-01-01T00:00:00.000000')`,
+      )
+      .run();
+    const actor = localActor(s.db, 2);
+    return (id: number, body: Record<string, unknown>) =>
+      Promise.resolve(s.router.handle({ method: 'POST', path: `/2/members/imports/${id}/rows`, query: {}, body: JSON.stringify(body), actor })).then(
+        (r) => ({ status: r.status, body: r.body }),
+      );
+  };
+  /** Whether a promise has settled by the time the event loop has run its pending work (and a writer thread could answer). */
+  const settled = async (p: Promise<unknown>) => {
+    let done = false;
+    void p.then(
+      () => (done = true),
+      () => (done = true),
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    return done;
+  };
+
+  it("another account's batch for this import's id is a 404 that leaves the import's waiting batch alone", async () => {
+    const sendAsOther = secondAccount();
+    const id = await open();
+    await csvRows(id, ['email'], [['a@b.org'], ['b@b.org']], { offset: 0 });
+    // The third batch arrives before the second and waits for it.
+    const third = send(id, { columns: ['email'], rows: [['e@b.org'], ['f@b.org']], offset: 4 });
+    const notFound = { status: 404, body: { error: `import ${id} not found` } };
+    // Account 2 names the import's id: at the offset the import expects next, behind it, and at the waiting batch's.
+    expect(await sendAsOther(id, { columns: ['email'], rows: [['x@b.org']], offset: 2 })).toEqual(notFound);
+    expect(await sendAsOther(id, { columns: ['email'], rows: [['x@b.org']], offset: 0 })).toEqual(notFound);
+    const atThird = sendAsOther(id, { columns: ['email'], rows: [['x@b.org']], offset: 4 });
+    expect(await settled(atThird)).toBe(true);
+    expect(await atThird).toEqual(notFound);
+    expect(await settled(third)).toBe(false);
+    // The second batch comes: both are applied, in file order.
+    expect(await csvRows(id, ['email'], [['c@b.org'], ['d@b.org']], { offset: 2 })).toMatchObject({ num_members: 4, added: 2 });
+    expect(await third).toMatchObject({ status: 200, body: { num_members: 6, added: 2 } });
+    expect((stored() as { email: string }[]).map((m) => m.email)).toEqual(['a@b.org', 'b@b.org', 'c@b.org', 'd@b.org', 'e@b.org', 'f@b.org']);
+    expect(await getImport(id)).toMatchObject({ status: 'p', num_members: 6, num_members_added: 6 });
+  });
+
+  it("another account cannot finish this import (a 404), and the import's waiting batch still waits", async () => {
+    secondAccount();
+    const id = await open();
+    const second = send(id, { columns: ['email'], rows: [['c@b.org']], offset: 2 });
+    const finish = await s.router.handle({
+      method: 'POST',
+      path: `/2/members/imports/${id}/finish`,
+      query: {},
+      body: JSON.stringify({ error: 'stop' }),
+      actor: localActor(s.db, 2),
+    });
+    expect(finish).toMatchObject({ status: 404, body: { error: `import ${id} not found` } });
+    expect(await settled(second)).toBe(false);
+    await csvRows(id, ['email'], [['a@b.org'], ['b@b.org']], { offset: 0 });
+    expect(await second).toMatchObject({ status: 200, body: { num_members: 3, added: 1 } });
+  });
+
+  it('a batch sent again after it was applied is refused (409) and leaves the batch waiting behind it alone', async () => {
+    const id = await open();
+    await csvRows(id, ['email'], [['a@b.org'], ['b@b.org']], { offset: 0 });
+    const third = send(id, { columns: ['email'], rows: [['e@b.org']], offset: 4 });
+    expect(await send(id, { columns: ['email'], rows: [['a@b.org'], ['b@b.org']], offset: 0 })).toEqual({
+      status: 409,
+      body: { error: `offset: this batch follows row 0, but import ${id} has 2 rows`, field: 'offset', num_members: 2, expected_offset: 2 },
+    });
+    expect(await settled(third)).toBe(false);
+    expect(await csvRows(id, ['email'], [['c@b.org'], ['d@b.org']], { offset: 2 })).toMatchObject({ num_members: 4 });
+    expect(await third).toMatchObject({ status: 200, body: { num_members: 5, added: 1 } });
   });
 
   it('a batch left waiting for one that failed is refused once the import is ended', async () => {
@@ -222,6 +307,88 @@ describe.each([
     ]);
   });
 
+  it('each dropped duplicate row is told by position, with the row it repeats (null: a row of an earlier batch)', async () => {
+    const columns = ['email', 'first_name', 'score'];
+    const id = await open();
+    // New members (the insert path); a refused row names an address, but takes nothing.
+    const first = await csvRows(id, columns, [
+      ['a@b.org', 'A', '1'],
+      ['b@b.org', 'B', '2'],
+      ['x@b.org', 'X', 'ten'],
+      [' A@B.org ', 'A again', '3'],
+      ['x@b.org', 'X again', '4'],
+      ['b@b.org', 'B again', '5'],
+      ['a@b.org', 'A thrice', '6'],
+    ]);
+    expect(first).toMatchObject({ added: 3, duplicates: 3, skipped: 1 });
+    expect(first.duplicate_rows).toEqual([
+      { index: 3, email: 'a@b.org', duplicate_of: 0 },
+      { index: 5, email: 'b@b.org', duplicate_of: 1 },
+      { index: 6, email: 'a@b.org', duplicate_of: 0 },
+    ]);
+    // A later batch: an address of an earlier batch, and one twice in this batch.
+    const second = await csvRows(id, columns, [
+      ['c@b.org', 'C', '7'],
+      ['b@b.org', 'B later', '8'],
+      ['c@b.org', 'C again', '9'],
+    ]);
+    expect(second).toMatchObject({ added: 1, duplicates: 2 });
+    expect(second.duplicate_rows).toEqual([
+      { index: 1, email: 'b@b.org', duplicate_of: null },
+      { index: 2, email: 'c@b.org', duplicate_of: 0 },
+    ]);
+    expect((stored() as { email: string; field_values: string }[]).map((m) => [m.email, m.field_values])).toEqual([
+      ['a@b.org', '{"1":"A","3":1}'],
+      ['b@b.org', '{"1":"B","3":2}'],
+      ['x@b.org', '{"1":"X again","3":4}'],
+      ['c@b.org', '{"1":"C","3":7}'],
+    ]);
+    expect(await getImport(id)).toMatchObject({ num_members: 10, num_duplicates: 5, num_errors: 1 });
+  });
+
+  it('duplicate rows are told the same on the update path, the decided path (an empty cell) and across slices of a large batch', async () => {
+    const columns = ['email', 'first_name', 'score'];
+    const setup = await open();
+    await csvRows(setup, columns, [['a@b.org', 'A', '1'], ['b@b.org', 'B', '2']]);
+    // Existing members: the upsert path.
+    const again = await open();
+    expect((await csvRows(again, columns, [['a@b.org', 'A2', '1'], ['b@b.org', 'B2', '2'], ['a@b.org', 'A3', '3']])).duplicate_rows).toEqual([
+      { index: 2, email: 'a@b.org', duplicate_of: 0 },
+    ]);
+    expect((await csvRows(again, columns, [['b@b.org', 'B3', '3']])).duplicate_rows).toEqual([{ index: 0, email: 'b@b.org', duplicate_of: null }]);
+    // An empty cell is decided against the member, after a lookup.
+    const partial = await open();
+    expect(
+      (await csvRows(partial, columns, [['n@b.org', 'N', ''], ['a@b.org', '', '5'], ['n@b.org', 'N2', ''], ['a@b.org', 'A4', '']])).duplicate_rows,
+    ).toEqual([
+      { index: 2, email: 'n@b.org', duplicate_of: 0 },
+      { index: 3, email: 'a@b.org', duplicate_of: 1 },
+    ]);
+    expect((await csvRows(partial, columns, [['n@b.org', '', '1']])).duplicate_rows).toEqual([{ index: 0, email: 'n@b.org', duplicate_of: null }]);
+    // 1,200 rows: the writer thread takes them in slices of 500; row 1,100 repeats row 10.
+    const big = await open();
+    const rows = Array.from({ length: 1_200 }, (_, i) => [`big${i}@b.org`, `B${i}`, String(i)]);
+    rows[1_100] = ['big10@b.org', 'again', '0'];
+    const answer = await csvRows(big, columns, rows);
+    expect(answer).toMatchObject({ added: 1_199, duplicates: 1 });
+    expect(answer.duplicate_rows).toEqual([{ index: 1_100, email: 'big10@b.org', duplicate_of: 10 }]);
+  });
+
+  it('a dry run tells the duplicate rows too', async () => {
+    const res = await ok(s, 'POST', '/1/members/imports/validate', {
+      body: { columns: ['email'], rows: [['a@b.org'], ['b@b.org'], ['A@b.org']] },
+    });
+    expect(res).toEqual({
+      received: 3,
+      added: 2,
+      updated: 0,
+      duplicates: 1,
+      skipped: 0,
+      errors: [],
+      duplicate_rows: [{ index: 2, email: 'a@b.org', duplicate_of: 0 }],
+    });
+  });
+
   it('memberships made with the member have no time of their own: the member export says member_since', async () => {
     const [gold] = await createGroups(s, 'Gold');
     const id = await open({ group_ids: [gold] });
@@ -241,6 +408,36 @@ describe.each([
       { member_group_id: gold, group_name: 'Gold', added_at: atD(T0) },
       { member_group_id: gold + 1, group_name: 'Silver', added_at: '@D:2026-05-06T07:08:09' },
     ]);
+  });
+});
+
+describe('a batch sent ahead of its offset', () => {
+  it(`waits ${BATCH_WAIT_MS / 1000} s at most for the batch it follows, then is a 409 that names the offset the import expects`, async () => {
+    const s = makeService();
+    try {
+      const id = (await ok(s, 'POST', '/1/members/imports', { body: {} })).import_id as number;
+      const send = (body: Record<string, unknown>) => s.call('POST', `/1/members/imports/${id}/rows`, { body });
+      expect((await send({ columns: ['email'], rows: [['a@b.org'], ['b@b.org']], offset: 0 })).status).toBe(200);
+      const started = Date.now();
+      const res = await send({ columns: ['email'], rows: [['e@b.org']], offset: 4 });
+      const waited = Date.now() - started;
+      expect(res).toEqual({
+        status: 409,
+        body: {
+          error: `offset: import ${id} expects the batch at row 2 next; the batch at row 4 waited ${BATCH_WAIT_MS / 1000} s for it and is not applied`,
+          field: 'offset',
+          expected_offset: 2,
+          num_members: 2,
+        },
+      });
+      expect(waited).toBeGreaterThanOrEqual(BATCH_WAIT_MS - 50);
+      expect(waited).toBeLessThan(BATCH_WAIT_MS + 2_000);
+      expect(countRows(s, 'members')).toBe(2);
+      // The import goes on from where it is.
+      expect((await send({ columns: ['email'], rows: [['c@b.org']], offset: 2 })).body).toMatchObject({ num_members: 3, added: 1 });
+    } finally {
+      s.close();
+    }
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { makeService, T0, type TestService } from '../helpers.js';
 import { advanceImports } from '../../src/service/imports.js';
 import { ApiError } from '../../src/errors.js';
@@ -510,9 +510,33 @@ describe('streamed imports (extension)', () => {
     );
     s.clock.set(T1);
     const b1 = await rows(id, [{ email: 'a@x.org', city: 'Oslo' }, { email: 'b@x.org' }]);
-    expect(b1).toEqual({ import_id: id, received: 2, num_members: 2, added: 2, updated: 0, duplicates: 0, skipped: 0, errors: [] });
+    expect(b1).toEqual({
+      import_id: id,
+      received: 2,
+      num_members: 2,
+      added: 2,
+      updated: 0,
+      duplicates: 0,
+      skipped: 0,
+      errors: [],
+      duplicate_rows: [],
+    });
     const b2 = await rows(id, [{ email: 'A@x.org', city: 'Rome' }, { email: 'c@x.org' }, { email: 'c@x.org' }]);
-    expect(b2).toEqual({ import_id: id, received: 3, num_members: 5, added: 1, updated: 0, duplicates: 2, skipped: 0, errors: [] });
+    // A (a@x.org) is a row of the batch before; the second c@x.org repeats this batch's row 1.
+    expect(b2).toEqual({
+      import_id: id,
+      received: 3,
+      num_members: 5,
+      added: 1,
+      updated: 0,
+      duplicates: 2,
+      skipped: 0,
+      errors: [],
+      duplicate_rows: [
+        { index: 0, email: 'a@x.org', duplicate_of: null },
+        { index: 2, email: 'c@x.org', duplicate_of: 1 },
+      ],
+    });
     expect(await getImport(id)).toMatchObject({ status: 'p', num_members: 5, import_finished: null });
     s.clock.set(T2);
     expect(await finish(id)).toEqual(
@@ -646,6 +670,7 @@ describe('POST /{account_id}/members/imports/validate', () => {
         { index: 3, email: 'bad', error: '"bad" is not a valid e-mail address' },
         { index: 4, email: 'date@x.org', error: 'birthday: must be a date YYYY-MM-DD for a date field, got "soon"' },
       ],
+      duplicate_rows: [{ index: 2, email: 'new@x.org', duplicate_of: 1 }],
     });
     expect(allTables()).toBe(before);
     const addOnly = await ok(s, 'POST', '/1/members/imports/validate', {
@@ -768,6 +793,71 @@ describe('runImport (the CLI pipeline) against the route table', () => {
     expect(countRows(s, 'members')).toBe(2);
   });
 
+  it('a file that breaks: every complete row before the broken one is imported, and the error names the line', async () => {
+    const path = `${s.dir}/broken.csv`;
+    writeFileSync(path, ['email,first_name', ...rows(5), 'broken@x.org,"Unclosed', 'more'].join('\n'));
+    const failed = await runImport(await apiOver(), request(path, { batchSize: 2 }), quiet, () => undefined, { stopped: false }).then(
+      () => undefined,
+      (err: Error & { outcome?: ImportOutcome }) => err,
+    );
+    const message = `${path}, line 7: the quoted field that opens on this line is not closed by the end of the file (a missing quote, or a truncated file?)`;
+    expect(failed).toBeInstanceOf(CsvError);
+    expect(failed?.message).toBe(message);
+    // Rows 1-4 went in two batches; row 5 (line 6), read into the next, goes in before the import ends.
+    expect(failed?.outcome).toMatchObject({ lastLine: 6, rowsRead: 5, rowsSent: 5, importId: 1 });
+    expect(await getImport(1)).toMatchObject({ status: 'e', num_members: 5, num_members_added: 5, error_message: `${message} (stopped after line 6)` });
+    expect(countRows(s, 'members')).toBe(5);
+  });
+
+  it('invalid UTF-8 half way through a batch: the rows before its line are imported too', async () => {
+    const path = `${s.dir}/latin1.csv`;
+    writeFileSync(path, Buffer.from(['email,first_name', ...rows(3), 'm\xfcller@x.org,M', 'z@x.org,Z'].join('\n'), 'latin1'));
+    const failed = await runImport(await apiOver(), request(path, { batchSize: 10 }), quiet, () => undefined, { stopped: false }).then(
+      () => undefined,
+      (err: Error & { outcome?: ImportOutcome }) => err,
+    );
+    expect(failed?.message).toMatch(/latin1\.csv is not valid UTF-8 \(line 5, byte \d+\)/);
+    expect(await getImport(1)).toMatchObject({ status: 'e', num_members: 3, num_members_added: 3 });
+  });
+
+  it('duplicate rows are told with their lines and the row imported, and written with the rejected rows to --errors-out', async () => {
+    const path = `${s.dir}/dups.csv`;
+    writeFileSync(
+      path,
+      ['email,first_name', 'a@x.org,A', 'b@x.org,B', 'bad,X', 'c@x.org,C', 'A@x.org,A2', 'c@x.org,C2', 'short', 'b@x.org,B2'].join('\n') + '\n',
+    );
+    const errorsOut = `${s.dir}/errors.csv`;
+    const outcome = await runImport(await apiOver(), request(path, { batchSize: 3, errorsOut }), quiet, () => undefined, { stopped: false });
+    // Batches: lines 2-4, 5-7, 8-9. Line 6 repeats line 2 of the batch before; line 7 repeats line 5 of its own batch.
+    expect(outcome.duplicates).toEqual([
+      { line: 6, reason: 'duplicate of an earlier row, the one imported for this address' },
+      { line: 7, reason: 'duplicate of line 5, the row imported for this address' },
+      { line: 9, reason: 'duplicate of an earlier row, the one imported for this address' },
+    ]);
+    expect(outcome.duplicateCount).toBe(3);
+    expect(outcome.rejected).toEqual([
+      { line: 4, reason: '"bad" is not a valid e-mail address' },
+      { line: 8, reason: 'has 1 columns; the header has 2' },
+    ]);
+    expect(outcome.rejectedCount).toBe(2);
+    expect(outcome.imports[0]).toMatchObject({ status: 'o', num_members: 8, num_members_added: 3, num_duplicates: 3, num_errors: 2 });
+    expect(readFileSync(errorsOut, 'utf8')).toBe(
+      [
+        'email,first_name,error',
+        'bad,X,"""bad"" is not a valid e-mail address"',
+        'A@x.org,A2,"duplicate of an earlier row, the one imported for this address"',
+        'c@x.org,C2,"duplicate of line 5, the row imported for this address"',
+        'short,,has 1 columns; the header has 2',
+        'b@x.org,B2,"duplicate of an earlier row, the one imported for this address"',
+        '',
+      ].join('\n'),
+    );
+    // A dry run checks each batch alone: the duplicates within a batch.
+    const dry = await runImport(await apiOver(), request(path, { batchSize: 3, dryRun: true }), quiet, () => undefined, { stopped: false });
+    expect(dry.duplicates).toEqual([{ line: 7, reason: 'duplicate of line 5, the row imported for this address' }]);
+    expect(dry.dryRun).toMatchObject({ duplicates: 1 });
+  });
+
   it('a stop (Ctrl-C) sends no partial batch: the record ends in e on a batch boundary', async () => {
     const stop: { stopped: boolean; onStop?: () => void } = { stopped: false };
     const api = await apiOver((call) => {
@@ -868,18 +958,126 @@ describe('openCsv (the CLI\'s CSV reader)', () => {
     expect(r).toMatchObject({ header: ['email', 'a'], delimiter: '\t', records: [[4, ['1@x.org', 'A']]] });
   });
 
-  it('delivers every record before a broken one, then the error, whatever the timing', async () => {
+  it('delivers every record before a broken one, then the error naming the line the quote opens on, whatever the timing', async () => {
     const rows = Array.from({ length: 10 }, (_, i) => `r${i}@x.org,${i}`);
-    const r = await read(['email,n', ...rows, 'broken@x.org,"unclosed'].join('\n'), true);
+    const r = await read(['email,n', ...rows, 'broken@x.org,"unclosed', 'more', 'lines'].join('\n'), true);
     expect(r.records).toHaveLength(10);
     expect(r.records.at(-1)).toEqual([11, ['r9@x.org', '9']]);
     expect(r.error).toBeInstanceOf(CsvError);
-    expect((r.error as Error).message).toContain('the file ends inside a quoted field (truncated?)');
+    expect((r.error as Error).message).toBe(
+      `${s.dir}/in.csv, line 12: the quoted field that opens on this line is not closed by the end of the file (a missing quote, or a truncated file?)`,
+    );
+  });
+
+  it('an unclosed quote after a quoted field of several lines: the line where that quote opens', async () => {
+    const r = await read('email,a,b\r\nx@x.org,"one\rtwo\r\nthree",ok\r\ny@x.org,"two\nlines","never\nclosed\n');
+    expect(r.records).toEqual([[2, ['x@x.org', 'one\rtwo\r\nthree', 'ok']]]);
+    expect((r.error as Error).message).toMatch(/, line 6: the quoted field that opens on this line is not closed/);
+    const big = await read(`email,a\nx@x.org,ok\ny@x.org,"${'x'.repeat(1_000_001)}`);
+    expect(big.records).toEqual([[2, ['x@x.org', 'ok']]]);
+    expect((big.error as Error).message).toMatch(/, line 3: a record is larger than 1,000,000 characters \(an unclosed quote\?\)$/);
+  });
+
+  it('every line end works in any mix: CRLF, LF and a lone CR', async () => {
+    const r = await read('email,first_name\r\na1@example.com,A\r\na2@example.com,B\na3@example.com,C\ra4@example.com,D\r\n\r\ra5@example.com,E\n');
+    expect(r).toEqual({
+      header: ['email', 'first_name'],
+      delimiter: ',',
+      records: [
+        [2, ['a1@example.com', 'A']],
+        [3, ['a2@example.com', 'B']],
+        [4, ['a3@example.com', 'C']],
+        [5, ['a4@example.com', 'D']],
+        [8, ['a5@example.com', 'E']],
+      ],
+      error: undefined,
+    });
+    // A file of lone CRs (old Mac exports), and the issue's file.
+    expect((await read('email;n\ra@x.org;1\rb@x.org;2\r')).records).toEqual([
+      [2, ['a@x.org', '1']],
+      [3, ['b@x.org', '2']],
+    ]);
+    expect((await read('email,first_name\r\na1@example.com,A\r\na2@example.com,B\na3@example.com,C\na4@example.com,D\r\n')).records).toEqual([
+      [2, ['a1@example.com', 'A']],
+      [3, ['a2@example.com', 'B']],
+      [4, ['a3@example.com', 'C']],
+      [5, ['a4@example.com', 'D']],
+    ]);
+  });
+
+  it('mixed line ends across read chunks, before and after a quote hands the rest to csv-parse', async () => {
+    // Lines end in turn in CRLF, LF and CR; a quoted value with line ends comes half way.
+    const ends = ['\r\n', '\n', '\r'];
+    const lines = ['email,note'];
+    const expected: [number, string[]][] = [];
+    let line = 2;
+    for (let i = 0; i < 40_000; i++) {
+      const note = i === 20_000 ? '"a ""quoted""\r\nnote\rof\nfour lines"' : `note${i}`;
+      lines.push(`r${i}@x.org,${note}`);
+      expected.push([line, [`r${i}@x.org`, i === 20_000 ? 'a "quoted"\r\nnote\rof\nfour lines' : `note${i}`]]);
+      line += i === 20_000 ? 4 : 1;
+    }
+    const text = lines.map((l, i) => l + ends[i % 3]).join('');
+    expect(text.length).toBeGreaterThan(3 * 256 * 1024);
+    const r = await read(text);
+    expect(r.error).toBeUndefined();
+    expect(r.records).toEqual(expected);
+    // A CRLF split by a chunk boundary (256 KiB) is one line end, on the fast path and in csv-parse.
+    for (const quoted of [false, true]) {
+      const head = quoted ? 'email,n\n"q@x.org",0\n' : 'email,n\n';
+      const filler = 'f@x.org,' + 'x'.repeat(256 * 1024 - head.length - 'f@x.org,'.length - 1);
+      const split = await read(`${head}${filler}\r\nlast@x.org,1\r\n`);
+      expect(split.records.map(([l, v]) => [l, v[0]])).toEqual([
+        ...(quoted ? [[2, 'q@x.org']] : []),
+        [quoted ? 3 : 2, 'f@x.org'],
+        [quoted ? 4 : 3, 'last@x.org'],
+      ]);
+    }
+  });
+
+  it('a stray quote inside an unquoted value is text, as spreadsheets write it', async () => {
+    const r = await read('email,last_name,city\ngood1@example.com,Smith,Oslo\ngood2@example.com,O"Brien,Dublin\ngood3@example.com,"Quoted, Name",Bergen\ngood4@example.com,5" tall,"x"\n');
+    expect(r).toMatchObject({
+      records: [
+        [2, ['good1@example.com', 'Smith', 'Oslo']],
+        [3, ['good2@example.com', 'O"Brien', 'Dublin']],
+        [4, ['good3@example.com', 'Quoted, Name', 'Bergen']],
+        [5, ['good4@example.com', '5" tall', 'x']],
+      ],
+      error: undefined,
+    });
   });
 
   it('names the line and byte of invalid UTF-8', async () => {
     const path = `${s.dir}/latin1.csv`;
     writeFileSync(path, Buffer.from('email\na@x.org\nb\xfcr@x.org\n', 'latin1'));
-    await expect(openCsv(path)).rejects.toThrow(/latin1\.csv is not valid UTF-8 \(line 3, byte 16\)/);
+    const source = await openCsv(path);
+    const records: number[] = [];
+    await expect(
+      (async () => {
+        for await (const r of source.records) records.push(r.line);
+      })(),
+    ).rejects.toThrow(/latin1\.csv is not valid UTF-8 \(line 3, byte 16\)/);
+    expect(records).toEqual([2]);
+    // In the header, it is thrown by openCsv.
+    writeFileSync(path, Buffer.from('em\xfcil\na@x.org\n', 'latin1'));
+    await expect(openCsv(path)).rejects.toThrow(/latin1\.csv is not valid UTF-8 \(line 1, byte 3\)/);
+  });
+
+  it('invalid UTF-8 after the header: every record before its line first, lines counted with CR line ends too', async () => {
+    const r = await read(Buffer.from('email,city\ra@x.org,Oslo\r\nb@x.org,M\xfcnchen\rc@x.org,Rome\r', 'latin1'));
+    expect(r.records).toEqual([[2, ['a@x.org', 'Oslo']]]);
+    expect((r.error as Error).message).toMatch(/in\.csv is not valid UTF-8 \(line 3, byte 35\)/);
+    // A character split by a chunk boundary is not an error, and an invalid byte after it is found where it is.
+    const ok = await read(Buffer.concat([Buffer.from(`email,city\na@x.org,${'x'.repeat(256 * 1024 - 20)}`), Buffer.from('ü\nb@x.org,ü\n')]));
+    expect(ok.error).toBeUndefined();
+    expect(ok.records.map(([l, v]) => [l, v[0], v[1].slice(-1)])).toEqual([
+      [2, 'a@x.org', 'ü'],
+      [3, 'b@x.org', 'ü'],
+    ]);
+    // Only the file's first BOM is dropped: U+FEFF at the start of a later chunk is a character of a value.
+    const head = `email,city\na@x.org,`;
+    const bom = await read(`${head}${'x'.repeat(256 * 1024 - head.length)}\uFEFFkept\n`);
+    expect(bom.records.map(([l, v]) => [l, v[1].slice(-5)])).toEqual([[2, '\uFEFFkept']]);
   });
 });

@@ -399,3 +399,118 @@ describe('paths that cannot be decoded', () => {
     }
   });
 });
+
+// ------------------------------------------------------------------ nesting depth
+
+describe('deeply nested JSON', () => {
+  /** JSON text of `inner` inside n arrays, built as text: JSON.stringify of it would run out of stack. */
+  const nested = (n: number, inner = '"x"') => '['.repeat(n) + inner + ']'.repeat(n);
+  /** The same as a value, built without recursion (the local transport hands values over). */
+  const nestedValue = (n: number, inner: unknown = 'x') => {
+    let v = inner;
+    for (let i = 0; i < n; i++) v = [v];
+    return v;
+  };
+  const TOO_DEEP = (field: string) => ({
+    status: 400,
+    body: { error: `${field}: nested too deep: JSON in a request may nest arrays and objects 64 levels deep at most`, field },
+  });
+
+  it('search criteria and a member value nested 5,000 levels are a 400 naming the limit, not a 500', async () => {
+    await createField(s, { shortcut_name: 'age', field_type: 'numeric' });
+    await createField(s, { shortcut_name: 'city', field_type: 'text' });
+    const search = await ok(s, 'POST', '/1/searches', { body: { name: 'All', criteria: ['member_status_id', 'eq', 'a'] } });
+    const before = snapshot(s);
+    for (const n of [3_000, 5_000, 100_000]) {
+      expect(await s.call('POST', '/1/searches', { rawBody: `{"name":"Deep","criteria":${nested(n)}}` })).toEqual(TOO_DEEP('criteria'));
+      expect(await s.call('PUT', `/1/searches/${search.search_id}`, { rawBody: `{"criteria":${nested(n)}}` })).toEqual(
+        TOO_DEEP('criteria'),
+      );
+      for (const field of ['age', 'city'])
+        expect(await s.call('POST', '/1/members/add', { rawBody: `{"email":"a@x.org","fields":{"${field}":${nested(n)}}}` })).toEqual(
+          TOO_DEEP('fields'),
+        );
+      // Criteria may come as JSON text (the spec's form): the text inside is bounded too.
+      expect(
+        await s.call('POST', '/1/searches', { body: { name: 'Deep', criteria: nested(n, '["member_status_id","eq","a"]') } }),
+      ).toEqual(TOO_DEEP('criteria'));
+    }
+    expect(snapshot(s)).toBe(before);
+    expect(countRows(s, 'searches')).toBe(1);
+  });
+
+  it('applies to every route with a body, and to a body that is itself too deep', async () => {
+    await addMember(s, 'a@x.org');
+    expect(await s.call('PUT', '/1/members/delete', { rawBody: `{"member_ids":${nested(70, '1')}}` })).toEqual(TOO_DEEP('member_ids'));
+    expect(await s.call('POST', '/1/groups', { rawBody: `{"groups":[{"group_name":"G","x":${nested(70)}}]}` })).toEqual(
+      TOO_DEEP('groups'),
+    );
+    expect(await s.call('PUT', '/1/members/status', { rawBody: nested(5_000) })).toEqual({
+      status: 400,
+      body: { error: 'request body nested too deep: JSON in a request may nest arrays and objects 64 levels deep at most' },
+    });
+    // An object inside objects counts the same as arrays.
+    const objects = '{"a":'.repeat(70) + '1' + '}'.repeat(70);
+    expect(await s.call('POST', '/1/members/add', { rawBody: `{"email":"b@x.org","fields":${objects}}` })).toEqual(TOO_DEEP('fields'));
+    expect(countRows(s, 'members')).toBe(1);
+  });
+
+  it('the limit is 64 levels counting the body: 64 pass on to the route, 65 do not', async () => {
+    await createField(s, { shortcut_name: 'city', field_type: 'text' });
+    // {fields: {city: [[…["x"]…]]}}: the body, fields, then the arrays.
+    const at = (levels: number) => `{"email":"a@x.org","fields":{"city":${nested(levels - 2)}}}`;
+    expect(await s.call('POST', '/1/members/add', { rawBody: at(64) })).toEqual({
+      status: 400,
+      body: { error: 'fields.city: must be text for a text field', field: 'fields.city' },
+    });
+    expect(await s.call('POST', '/1/members/add', { rawBody: at(65) })).toEqual(TOO_DEEP('fields'));
+    // Criteria nested past the searches' own limit (32) but within the body's get the searches' message.
+    const criteria = Array.from({ length: 40 }).reduce<unknown>((inner) => ['not', inner], ['member_status_id', 'eq', 'a']);
+    const res = await s.call('POST', '/1/searches', { body: { name: 'Deep', criteria } });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(/nests too deep \(at most 32 levels, nested searches included\)$/);
+  });
+
+  it('a body handed over as a value (the local transport) is bounded the same', async () => {
+    await createField(s, { shortcut_name: 'age', field_type: 'numeric' });
+    const handle = async (method: string, path: string, json: unknown) => {
+      const res = await s.router.handle({ method, path, query: {}, json, actor: s.actor });
+      return { status: res.status, body: res.body };
+    };
+    expect(await handle('POST', '/1/members/add', { email: 'a@x.org', fields: { age: nestedValue(5_000) } })).toEqual(TOO_DEEP('fields'));
+    expect(await handle('POST', '/1/searches', { name: 'Deep', criteria: nestedValue(5_000) })).toEqual(TOO_DEEP('criteria'));
+    expect(countRows(s, 'members')).toBe(0);
+  });
+
+  it('an error message shows a bad value cut short, however large the value', async () => {
+    await createField(s, { shortcut_name: 'age', field_type: 'numeric' });
+    const huge = Array.from({ length: 200_000 }, (_, i) => i);
+    expect(await s.call('POST', '/1/members/add', { body: { email: 'a@x.org', fields: { age: huge } } })).toEqual({
+      status: 400,
+      body: {
+        error: `fields.age: must be a number for a numeric field, got [${huge.slice(0, 40).join(',').slice(0, 59)}…`,
+        field: 'fields.age',
+      },
+    });
+    const deep = nestedValue(60, 'x');
+    expect((await s.call('POST', '/1/members/add', { body: { email: 'a@x.org', fields: { age: deep } } })).body.error).toBe(
+      `fields.age: must be a number for a numeric field, got ${'['.repeat(60)}…`,
+    );
+    expect(await s.call('POST', '/1/searches', { body: { name: 'S', criteria: ['group', 'eq', huge] } })).toEqual({
+      status: 400,
+      body: { error: `criteria[2]: must be a group id or name, got [${huge.slice(0, 40).join(',').slice(0, 59)}…`, field: 'criteria[2]' },
+    });
+  });
+});
+
+describe('dateTime and preview (schema)', () => {
+  it('a bad date-time names the value, cut short', async () => {
+    const { dateTime, preview } = await import('../../src/api/schema.js');
+    expect(() => dateTime().parse('x'.repeat(1_000), 'send_at')).toThrow(`send_at: must be a date-time such as 2026-05-01T09:00:00Z or @D:2026-05-01T09:00:00, got "${'x'.repeat(59)}…`);
+    expect(() => dateTime().parse(['2026-05-01T09:00:00Z'], 'send_at')).toThrow('got ["2026-05-01T09:00:00Z"]');
+    expect(preview({ a: [1, 'two', null, true], b: { c: undefined, d: -0.5 } })).toBe('{"a":[1,"two",null,true],"b":{"d":-0.5}}');
+    expect(preview('a'.repeat(100), 10)).toBe(`"${'a'.repeat(9)}…`);
+    expect(preview(undefined)).toBe('undefined');
+    expect(preview([Infinity, NaN, -0])).toBe('[Infinity,NaN,0]');
+  });
+});

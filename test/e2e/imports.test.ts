@@ -153,6 +153,7 @@ describe.each<Mode>(['local', 'remote'])('amsg members import (%s)', (mode) => {
       'amsg: line 6: score: must be a number for a numeric field, got "ten"',
       'amsg: line 7: has 3 columns; the header has 7',
       'amsg: line 8: has 8 columns; the header has 7',
+      'amsg: line 9: duplicate of line 2, the row imported for this address',
     ]);
     expect(readFileSync(errorsOut, 'utf8')).toBe(
       [
@@ -164,6 +165,8 @@ describe.each<Mode>(['local', 'remote'])('amsg members import (%s)', (mode) => {
         // A short row is padded so its reason is under "error"; a long one keeps its extra value.
         'too.few@example.com,Too,Few,,,,,has 3 columns; the header has 7',
         'too.many@example.com,Too,Many,Oslo,1990-01-01,10,Newsletter,extra,has 8 columns; the header has 7',
+        // A duplicate is no error (the exit code is 4 for the rows above), but it was not imported either.
+        'good.one@example.com,Good,Again,Bergen,1990-01-01,11,Newsletter,"duplicate of line 2, the row imported for this address"',
         '',
       ].join('\n'),
     );
@@ -208,7 +211,8 @@ describe.each<Mode>(['local', 'remote'])('amsg members import (%s)', (mode) => {
     expect(bad.exitCode).toBe(4);
     expect(JSON.parse(bad.stdout)).toEqual({ received: 8, added: 0, updated: 3, duplicates: 1, skipped: 4, rejected: 6 });
     expect(bad.stderr).toContain('amsg: line 7: has 3 columns; the header has 7');
-    expect(readFileSync(join(box.dir, 'dry-rejected.csv'), 'utf8').split('\n')).toHaveLength(8);
+    // The header, six rejected rows, the duplicate, and the end of the last line.
+    expect(readFileSync(join(box.dir, 'dry-rejected.csv'), 'utf8').split('\n')).toHaveLength(9);
     // A group the import would create is not created by a dry run.
     const group = await run('members', 'import', CLEAN, '--dry-run', '--group', 'Not Yet', '--group', 'Newsletter');
     expect(group.exitCode, group.stderr).toBe(0);
@@ -295,11 +299,15 @@ describe.each<Mode>(['local', 'remote'])('amsg members import (%s)', (mode) => {
         file('unknown.csv', 'email,shoe_size\na@example.com,44\n'),
         'unknown column "shoe_size": map each to a field with --map column=field',
       ],
+      // Broken in the first row: there is no complete row to import.
       [
-        file('latin1.csv', Buffer.concat([Buffer.from('email,city\na@example.com,Oslo\nb@example.com,M'), Buffer.from([0xfc]), Buffer.from('nchen\n')])),
-        /is not valid UTF-8 \(line 3, byte 46\): save it as UTF-8/,
+        file('latin1.csv', Buffer.concat([Buffer.from('email,city\nb@example.com,M'), Buffer.from([0xfc]), Buffer.from('nchen\n')])),
+        /is not valid UTF-8 \(line 2, byte 27\): save it as UTF-8/,
       ],
-      [file('truncated.csv', 'email,city\na@example.com,Oslo\nb@example.com,"Ber'), 'the file ends inside a quoted field (truncated?)'],
+      [
+        file('truncated.csv', 'email,city\r\nb@example.com,"Ber\nlin'),
+        'truncated.csv, line 2: the quoted field that opens on this line is not closed by the end of the file (a missing quote, or a truncated file?)',
+      ],
       [
         file('huge-field.csv', `email,city\na@example.com,"${'x'.repeat(2_000_000)}"\n`),
         'line 2: a record is larger than 1,000,000 characters',
@@ -317,30 +325,100 @@ describe.each<Mode>(['local', 'remote'])('amsg members import (%s)', (mode) => {
     expect(await state()).toEqual(before);
   });
 
-  test('a file that breaks half way: whole batches stay written, and --resume continues once it is fixed', async () => {
+  test('a file that breaks half way: every row before the broken one is written, its line is named, and --resume continues once it is fixed', async () => {
     const good = Array.from({ length: 5 }, (_, i) => `half${i}@example.com,Half${i}`);
     const broken = file('half.csv', ['email,first_name', ...good, 'half5@example.com,"Unclosed'].join('\n'));
     const r = await run('members', 'import', broken, '--batch-size', '2');
     expect(r.exitCode).toBe(2);
     const record = JSON.parse(r.stdout);
     expect(record).toEqual(await json('members', 'imports', 'get', String(record.import_id)));
-    // Rows 1-4 went in two batches; row 5 was read but waited for a full batch.
+    // Rows 1-4 went in two batches; row 5, read into the next, goes in before the import ends.
+    const message = `${broken}, line 7: the quoted field that opens on this line is not closed by the end of the file (a missing quote, or a truncated file?)`;
     expect(record).toMatchObject({
       status: 'e',
-      num_members: 4,
-      num_members_added: 4,
-      error_message: `${broken}: the file ends inside a quoted field (truncated?) (stopped after line 5)`,
+      num_members: 5,
+      num_members_added: 5,
+      error_message: `${message} (stopped after line 6)`,
     });
     expect(r.stderr).toContain(
-      `import ${record.import_id} stopped after line 5, which is written with every row before it; continue with --resume ${record.import_id} once the problem is fixed`,
+      `import ${record.import_id} stopped after line 6, which is written with every row before it; continue with --resume ${record.import_id} once the problem is fixed`,
     );
-    expect(r.stderr).toContain('the file ends inside a quoted field (truncated?)');
+    expect(r.stderr.split('\n')).toContain(`amsg: ${message}`);
     writeFileSync(broken, readFileSync(broken, 'utf8') + ' End"\n');
     const resumed = await run('members', 'import', broken, '--resume', String(record.import_id));
     expect(resumed.exitCode, resumed.stderr).toBe(0);
-    expect(resumed.stderr).toContain(`resuming import ${record.import_id}: skipping the 4 rows it already has`);
+    expect(resumed.stderr).toContain(`resuming import ${record.import_id}: skipping the 5 rows it already has`);
     expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'o', error_message: null, num_members: 6, num_members_added: 6 });
     expect((await member('half5@example.com')).fields.first_name).toBe('Unclosed End');
+    // Invalid UTF-8 in the middle of a batch likewise: the rows before its line are in.
+    const latin1 = file('half-latin1.csv', Buffer.from('email,first_name\nutf1@example.com,A\nutf2@example.com,M\xfcller\nutf3@example.com,C\n', 'latin1'));
+    const bad = await run('members', 'import', latin1);
+    expect(bad.exitCode).toBe(2);
+    expect(JSON.parse(bad.stdout)).toMatchObject({
+      status: 'e',
+      num_members: 1,
+      error_message: `${latin1} is not valid UTF-8 (line 3, byte 55): save it as UTF-8 (in a spreadsheet, "CSV UTF-8") and try again (stopped after line 2)`,
+    });
+  });
+
+  test('mixed line ends, a stray quote, hexadecimal numbers and a duplicate: every good row in, every other row told by its line', async () => {
+    // The issue's file: CRLF, then LF, then CRLF again.
+    const issue = await importOk(file('issue-crlf-lf.csv', 'email,first_name\r\na1@example.com,A\r\na2@example.com,B\na3@example.com,C\na4@example.com,D\r\n'));
+    expect(issue).toMatchObject({ num_members: 4, num_members_added: 4, num_skipped: 0, num_errors: 0 });
+    expect((await member('a4@example.com')).fields).toEqual({ first_name: 'D' });
+    const csv = file(
+      'hardening.csv',
+      [
+        'email,first_name,last_name,score\r\n',
+        'mix1@example.com,Mix,One,1\r\n',
+        'mix2@example.com,Mix,Two,2\n',
+        'mix3@example.com,Mix,Three,3\r',
+        'mix4@example.com,Mix,O"Brien,4\r\n',
+        'mix5@example.com,Mix,Hex,0x10\n',
+        'mix6@example.com,Mix,Bin,0b101\n',
+        'MIX1@example.com,Mix,Again,9\n',
+        'mix7@example.com,Mix,"Quoted\r\nName",7\r',
+        'mix8@example.com,Mix,Last,8\n',
+      ].join(''),
+    );
+    const errorsOut = join(box.dir, 'hardening-errors.csv');
+    const r = await run('members', 'import', csv, '--errors-out', errorsOut);
+    expect(r.exitCode, r.stderr).toBe(4);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      status: 'o',
+      num_members: 9,
+      num_members_added: 6,
+      num_duplicates: 1,
+      num_skipped: 2,
+      num_errors: 2,
+    });
+    expect(r.stderr.split('\n').filter((l) => l.startsWith('amsg: line '))).toEqual([
+      'amsg: line 6: score: must be a number for a numeric field, got "0x10"',
+      'amsg: line 7: score: must be a number for a numeric field, got "0b101"',
+      'amsg: line 8: duplicate of line 2, the row imported for this address',
+    ]);
+    expect(readFileSync(errorsOut, 'utf8')).toBe(
+      [
+        'email,first_name,last_name,score,error',
+        'mix5@example.com,Mix,Hex,0x10,"score: must be a number for a numeric field, got ""0x10"""',
+        'mix6@example.com,Mix,Bin,0b101,"score: must be a number for a numeric field, got ""0b101"""',
+        'MIX1@example.com,Mix,Again,9,"duplicate of line 2, the row imported for this address"',
+        '',
+      ].join('\n'),
+    );
+    expect((await member('mix1@example.com')).fields).toEqual({ first_name: 'Mix', last_name: 'One', score: 1 });
+    expect((await member('mix3@example.com')).fields).toEqual({ first_name: 'Mix', last_name: 'Three', score: 3 });
+    expect((await member('mix4@example.com')).fields.last_name).toBe('O"Brien');
+    expect((await member('mix7@example.com')).fields.last_name).toBe('Quoted\r\nName');
+    expect((await member('mix8@example.com')).fields.score).toBe(8);
+    for (const email of ['mix5@example.com', 'mix6@example.com']) expect((await run('members', 'get', email)).exitCode).toBe(1);
+    // From the command line, a numeric field takes decimal notation only too.
+    const hex = await run('members', 'add', 'hex@example.com', '--field', 'score=0x10');
+    expect(hex.exitCode).toBe(1);
+    expect(hex.stderr).toContain('fields.score: must be a number for a numeric field, got "0x10"');
+    expect((await run('members', 'get', 'hex@example.com')).exitCode).toBe(1);
+    expect((await json('members', 'add', 'dec@example.com', '--field', 'score=-1.5e1')).member_id).toBeGreaterThan(0);
+    expect((await member('dec@example.com')).fields.score).toBe(-15);
   });
 
   test('bad flags: exit 2, nothing written', async () => {

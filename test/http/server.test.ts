@@ -3,9 +3,11 @@
  * limits, routing errors, openapi.json, rate limiting and shutdown.
  */
 import http from 'node:http';
+import net from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDb, type Db } from '../../src/store/db.js';
 import { fixedClock } from '../../src/service/clock.js';
@@ -497,6 +499,320 @@ describe('--rate-limit', () => {
     }
     for (let i = 0; i < 3; i++) expect((await call('GET', '/1/members', { base: limited })).status).toBe(200);
     expect((await call('GET', '/1/members', { base: limited })).status).toBe(403);
+  });
+});
+
+// ------------------------------------------------------------------ keep-alive
+
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: any;
+}
+
+/**
+ * One HTTP/1.1 connection driven by hand, so a test knows which connection each
+ * request went on: requests are written raw and answers read one at a time.
+ */
+class RawConnection {
+  private buffer = Buffer.alloc(0);
+  private waiter?: () => void;
+  /** The server ended its side (a FIN), or the connection closed. */
+  ended = false;
+  error?: Error;
+
+  private constructor(readonly socket: net.Socket) {
+    socket.on('data', (chunk: Buffer) => {
+      this.buffer = Buffer.concat([this.buffer, chunk]);
+      this.waiter?.();
+    });
+    socket.on('end', () => {
+      this.ended = true;
+      this.waiter?.();
+    });
+    socket.on('close', () => {
+      this.ended = true;
+      this.waiter?.();
+    });
+    socket.on('error', (err) => {
+      this.error = err;
+      this.waiter?.();
+    });
+  }
+
+  static open(base: RunningServer = server): Promise<RawConnection> {
+    const { hostname, port } = new URL(base.url);
+    return new Promise((resolve, reject) => {
+      const socket = net.connect(Number(port), hostname, () => resolve(new RawConnection(socket)));
+      socket.once('error', reject);
+    });
+  }
+
+  /** Writes a request: JSON text or bytes as its body, with a Content-Length unless headers say otherwise. */
+  request(method: string, path: string, opts: { auth?: string | null; body?: string | Buffer; headers?: Record<string, string> } = {}) {
+    const auth = opts.auth === undefined ? basic(publicKey, privateKey) : opts.auth;
+    const body = opts.body === undefined ? undefined : Buffer.from(opts.body);
+    const headers: Record<string, string> = {
+      host: 'localhost',
+      ...(auth ? { authorization: auth } : {}),
+      ...(body && !opts.headers?.['transfer-encoding'] ? { 'content-length': String(body.length) } : {}),
+      ...opts.headers,
+    };
+    const head = `${method} ${path} HTTP/1.1\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')}\r\n`;
+    this.socket.write(body ? Buffer.concat([Buffer.from(head), body]) : head);
+  }
+
+  private async until<T>(take: () => T | undefined, ms = 5_000): Promise<T> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const got = take();
+      if (got !== undefined) return got;
+      if (this.error) throw this.error;
+      if (this.ended) throw new Error(`the server closed the connection (${this.buffer.length} bytes unread)`);
+      if (Date.now() > deadline) throw new Error('no answer in time');
+      await new Promise<void>((r) => {
+        this.waiter = r;
+        setTimeout(r, 50);
+      });
+    }
+  }
+
+  /** The next answer (with a Content-Length, as every answer of this server has). */
+  answer(): Promise<RawAnswer> {
+    return this.until(() => {
+      const end = this.buffer.indexOf('\r\n\r\n');
+      if (end < 0) return undefined;
+      const [statusLine, ...lines] = this.buffer.subarray(0, end).toString('latin1').split('\r\n');
+      const headers = Object.fromEntries(
+        lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+      );
+      expect(headers['content-length'], statusLine).toMatch(/^\d+$/);
+      const length = Number(headers['content-length']);
+      if (this.buffer.length < end + 4 + length) return undefined;
+      const text = this.buffer.subarray(end + 4, end + 4 + length).toString('utf8');
+      this.buffer = this.buffer.subarray(end + 4 + length);
+      return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(text) };
+    });
+  }
+
+  /** Resolves true once the server has ended the connection (false if it is still open after ms). */
+  async closedByServer(ms = 3_000): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    while (!this.ended && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    return this.ended;
+  }
+
+  close() {
+    this.socket.destroy();
+  }
+}
+
+/** Longer than the server reads a refused upload before it gives up on it (LINGER_MS, 2 s). */
+const LINGER_BOUND_MS = 4_000;
+
+describe('keep-alive across error answers', () => {
+  /** A key of a user with role "user" (no bulk work: an import is a 403 for it). */
+  function plainUserAuth() {
+    const userId = Number(
+      db
+        .prepare(
+          `INSERT INTO users (account_id, email, role, billing_access, manage_users, created_at)
+           VALUES (1, 'clerk@x.org', 'user', 0, 0, '2026-01-01T00:00:00.000000')`,
+        )
+        .run().lastInsertRowid,
+    );
+    const key = createKey({ db, clock, actor: localActor(db, 1), accountId: 1 }, { user_id: userId });
+    return basic(key.public_key, key.private_key);
+  }
+
+  it('every error answer on one reused connection says keep-alive, and the next request on it is answered', async () => {
+    const clerk = plainUserAuth();
+    const conn = await RawConnection.open();
+    try {
+      const cases: [string, () => void, number, unknown][] = [
+        ['no credentials', () => conn.request('GET', '/1/fields', { auth: null }), 401, { error: expect.stringMatching(/^authentication required/) }],
+        ['a wrong key, with a body', () => conn.request('POST', '/1/fields', { auth: basic(publicKey, 'nope'), body: '{"a": 1}' }), 401, { error: 'invalid API key pair' }],
+        [
+          'a wrong key, with a chunked body',
+          () =>
+            conn.request('POST', '/1/fields', {
+              auth: basic(publicKey, 'nope'),
+              headers: { 'transfer-encoding': 'chunked' },
+              body: '8\r\n{"a": 1}\r\n0\r\n\r\n',
+            }),
+          401,
+          { error: 'invalid API key pair' },
+        ],
+        ['a body that is not JSON', () => conn.request('POST', '/1/fields', { body: '{nope' }), 400, { error: expect.stringMatching(/^request body is not valid JSON/) }],
+        ['an account that is not an id', () => conn.request('GET', '/abc/fields'), 400, { error: 'account_id: must be a positive integer id, got "abc"', field: 'account_id' }],
+        ['an unknown route', () => conn.request('GET', '/1/nothing-here'), 404, { error: 'no such operation: GET /1/nothing-here' }],
+        ['a record that is not there, with a body', () => conn.request('PUT', '/1/fields/77', { body: '{"display_name": "X"}' }), 404, { error: 'field 77 not found' }],
+        ['a method the path does not take', () => conn.request('PATCH', '/1/members', { body: '{}' }), 405, { error: 'PATCH is not allowed on /1/members (allowed: GET, POST, DELETE)' }],
+        ['an operation the key may not call', () => conn.request('POST', '/1/members/imports', { auth: clerk, body: '{}' }), 403, { error: expect.stringMatching(/^forbidden: imports.open needs /), operation: 'imports.open', access: 'manager' }],
+      ];
+      for (const [what, sendIt, status, body] of cases) {
+        sendIt();
+        const res = await conn.answer();
+        expect({ what, status: res.status, body: res.body, connection: res.headers.connection }).toEqual({ what, status, body, connection: 'keep-alive' });
+        conn.request('GET', '/1/members');
+        expect(await conn.answer(), what).toMatchObject({ status: 200, body: [], headers: { connection: 'keep-alive' } });
+      }
+      expect(conn.ended).toBe(false);
+      expect(conn.error).toBeUndefined();
+    } finally {
+      conn.close();
+    }
+  });
+
+  it('a rate-limited answer (403) keeps the connection, and so does one with a body', async () => {
+    const limited = await startServer({ db, clock, host: '127.0.0.1', port: 0, rateLimit: 1 });
+    extra.push(limited);
+    const conn = await RawConnection.open(limited);
+    try {
+      conn.request('GET', '/1/fields');
+      expect(await conn.answer()).toMatchObject({ status: 200, headers: { connection: 'keep-alive' } });
+      for (const body of [undefined, json({ email: 'a@x.org' })]) {
+        conn.request(body ? 'POST' : 'GET', body ? '/1/members/add' : '/1/fields', { body });
+        expect(await conn.answer()).toMatchObject({ status: 403, body: { error: 'Rate Limit Exceeded' }, headers: { connection: 'keep-alive' } });
+      }
+      conn.request('GET', '/1/fields', { auth: null });
+      expect(await conn.answer()).toMatchObject({ status: 401, headers: { connection: 'keep-alive' } });
+      expect(conn.ended).toBe(false);
+    } finally {
+      conn.close();
+    }
+  });
+
+  it('a 413 says connection: close, and the server then closes the connection without a reset', async () => {
+    // Declared too long: answered before the body is read, while it is still being sent.
+    const declared = await RawConnection.open();
+    try {
+      declared.request('POST', '/1/fields', { headers: { 'content-length': String(BODY_LIMIT + 1) } });
+      declared.socket.write(Buffer.alloc(1024 * 1024, 0x20));
+      const res = await declared.answer();
+      expect(res).toMatchObject({
+        status: 413,
+        body: { error: `request body exceeds the 10 MB limit (${BODY_LIMIT + 1} bytes)` },
+        headers: { connection: 'close' },
+      });
+      // The rest of the body is read and dropped; once it is all there, the connection closes.
+      declared.socket.write(Buffer.alloc(BODY_LIMIT + 1 - 1024 * 1024, 0x20));
+      expect(await declared.closedByServer()).toBe(true);
+      expect(declared.error).toBeUndefined();
+    } finally {
+      declared.close();
+    }
+
+    // Chunked: found too long while reading.
+    const chunked = await RawConnection.open();
+    try {
+      chunked.request('GET', '/1/fields');
+      expect(await chunked.answer()).toMatchObject({ status: 200, headers: { connection: 'keep-alive' } });
+      chunked.request('POST', '/1/fields', { headers: { 'transfer-encoding': 'chunked' } });
+      const piece = Buffer.concat([Buffer.from(`${(64 * 1024).toString(16)}\r\n`), Buffer.alloc(64 * 1024, 0x20), Buffer.from('\r\n')]);
+      for (let sent = 0; sent <= BODY_LIMIT; sent += 64 * 1024) chunked.socket.write(piece);
+      const res = await chunked.answer();
+      expect(res).toMatchObject({ status: 413, body: { error: 'request body exceeds the 10 MB limit' }, headers: { connection: 'close' } });
+      chunked.socket.write(Buffer.concat([piece, Buffer.from('0\r\n\r\n')]));
+      expect(await chunked.closedByServer()).toBe(true);
+      expect(chunked.error).toBeUndefined();
+    } finally {
+      chunked.close();
+    }
+
+    // The server takes new connections as before.
+    expect((await call('GET', '/1/fields')).status).toBe(200);
+  });
+
+  it("with the CLI's HTTP client (an undici pool of one connection), the request after each 413 is answered", async () => {
+    // A server in another process (the built `amsg serve`): in this one, the client
+    // would always read the server's close along with the answer, and never race it.
+    const { spawn } = await import('node:child_process');
+    const { Pool } = await import('undici');
+    const child = spawn(process.execPath, [fileURLToPath(new URL('../../bin/amsg.js', import.meta.url)), 'serve', '--port', '0', '--db', join(dir, 'served.db')], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c));
+    child.stderr.on('data', (c: Buffer) => (err += c));
+    try {
+      const deadline = Date.now() + 15_000;
+      while (!/\n/.test(out) || !/shown only now\): \S+/.test(err)) {
+        if (Date.now() > deadline) throw new Error(`serve did not start: ${out} ${err}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const [pub, priv] = /shown only now\): (\S+)/.exec(err)![1].split(':');
+      const pool = new Pool(out.trim(), { connections: 1 });
+      const headers = { authorization: basic(pub, priv) };
+      const overLimit = async function* () {
+        for (let sent = 0; sent <= BODY_LIMIT; sent += 64 * 1024) yield Buffer.alloc(64 * 1024, 0x20);
+      };
+      const outcomes: string[] = [];
+      try {
+        for (let round = 0; round < 15; round++) {
+          const refused = await pool.request({ method: 'POST', path: '/1/fields', headers, body: overLimit() });
+          outcomes.push(`${refused.statusCode} ${await refused.body.text()}`);
+          // Sent at once: before the fix, the pool reused the connection the server was closing.
+          outcomes.push(
+            await pool.request({ method: 'GET', path: '/1/members', headers }).then(
+              async (r) => `${r.statusCode} ${await r.body.text()}`,
+              (e: { code?: string }) => `failed: ${e.code}`,
+            ),
+          );
+        }
+      } finally {
+        await pool.close();
+      }
+      expect(outcomes).toEqual(Array.from({ length: 15 }, () => ['413 {"error":"request body exceeds the 10 MB limit"}', '200 []']).flat());
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+  });
+
+  it('an over-limit body is not read for a request without a valid key: 401 with connection: close', async () => {
+    const conn = await RawConnection.open();
+    try {
+      conn.request('POST', '/1/fields', { auth: null, headers: { 'content-length': String(BODY_LIMIT + 1) } });
+      expect(await conn.answer()).toMatchObject({ status: 401, headers: { connection: 'close' } });
+      expect(await conn.closedByServer(LINGER_BOUND_MS)).toBe(true);
+    } finally {
+      conn.close();
+    }
+  });
+
+  it('a request the HTTP parser refuses on a reused connection is answered 400 JSON with connection: close', async () => {
+    const conn = await RawConnection.open();
+    try {
+      conn.request('GET', '/1/fields');
+      expect(await conn.answer()).toMatchObject({ status: 200, headers: { connection: 'keep-alive' } });
+      conn.socket.write('GET /1/fields HTTP/1.1\r\nhost: localhost\r\nbad header\r\n\r\n');
+      expect(await conn.answer()).toEqual({
+        status: 400,
+        headers: expect.objectContaining({ connection: 'close', 'content-type': 'application/json; charset=utf-8' }),
+        body: { error: expect.stringMatching(/^malformed HTTP request/) },
+      });
+      expect(await conn.closedByServer()).toBe(true);
+    } finally {
+      conn.close();
+    }
+    // An answer to HEAD has no body, even this one: a client would read one as the start of its next answer.
+    const head = await RawConnection.open();
+    try {
+      const bytes: Buffer[] = [];
+      head.socket.on('data', (c: Buffer) => bytes.push(c));
+      head.socket.write('HEAD /1/fields?start=\xe9 HTTP/1.1\r\nhost: localhost\r\n\r\n', 'latin1');
+      expect(await head.closedByServer()).toBe(true);
+      const text = Buffer.concat(bytes).toString('latin1');
+      expect(text).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      expect(text).toMatch(/\r\nconnection: close\r\n/);
+      expect(text.endsWith('\r\n\r\n')).toBe(true);
+    } finally {
+      head.close();
+    }
   });
 });
 

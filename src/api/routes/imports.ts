@@ -120,7 +120,7 @@ export const importRoutes = [
       rejected: s.optional(s.int({ min: 0, max: 100_000 })),
       offset: s.optional(s.int({ min: 0 })),
     }),
-    returns: '{import_id, received, num_members, added, updated, duplicates, skipped, errors}',
+    returns: '{import_id, received, num_members, added, updated, duplicates, skipped, errors, duplicate_rows: [{index, email, duplicate_of}]}',
     handler: ({ ctx, params, body }) =>
       imports.appendRows(ctx, params.import_id, rowsInput(body), body.rejected, body.offset),
   }),
@@ -132,7 +132,7 @@ export const importRoutes = [
     summary: 'What importing these rows would do (counts and row errors), with nothing written',
     extension: true,
     body: s.object({ ...batchRows, ...options }),
-    returns: '{received, added, updated, duplicates, skipped, errors}',
+    returns: '{received, added, updated, duplicates, skipped, errors, duplicate_rows}',
     handler: ({ ctx, body }) => {
       const { members, columns, rows, ...rest } = body;
       return imports.validateRows(ctx, rowsInput({ members, columns, rows }), toOptions(rest));
