@@ -2,7 +2,7 @@
 import type { FieldRecord } from '../service/fields.js';
 import type { GroupRecord } from '../service/groups.js';
 import type { MemberRecord, MemberStatus } from '../service/members.js';
-import type { ImportRecord } from '../service/imports.js';
+import type { ImportRecord } from '../service/imports/index.js';
 import type { SubscriptionRecord } from '../service/subscriptions.js';
 import type { SearchRecord } from '../service/searches.js';
 import { atD, isoOffset, rfc1123 } from './codecs.js';

@@ -27,7 +27,7 @@ import type { Ctx } from './context.js';
 import { FieldCatalog, type FieldRecord } from './fields.js';
 import { memberRow, optoutHistory, toMember, type MemberStatus } from './members.js';
 import { mailingHistory } from './mailings.js';
-import { ledgerHolds } from './imports.js';
+import { ledgerHolds } from './imports/index.js';
 import { searchMembersSql } from './searches.js';
 
 export const EXPORT_TYPES = ['a', 'm'] as const;

@@ -7,7 +7,7 @@ import { ApiError } from '../errors.js';
 import { openDb } from '../store/db.js';
 import { fixedClock, stamp } from './clock.js';
 import { FieldCatalog } from './fields.js';
-import { beginAppend, BULK_CHECKPOINT_PAGES, finishAppend, writeRows, type BatchWrite } from './imports.js';
+import { beginAppend, BULK_CHECKPOINT_PAGES, finishAppend, writeRows, type BatchWrite } from './imports/index.js';
 import type { WriterAnswer, WriterMessage } from './import-writer.js';
 
 // No counting triggers: each batch adds what it wrote to the counts in a few

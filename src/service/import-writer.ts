@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { ApiError } from '../errors.js';
 import type { Ctx } from './context.js';
 import { FieldCatalog } from './fields.js';
-import { appendRowsHere, checkRows, rowCount, sliceRows, type BatchResult, type CheckedRows, type RowsInput } from './imports.js';
+import { appendRowsHere, checkRows, rowCount, sliceRows, type BatchResult, type CheckedRows, type RowsInput } from './imports/index.js';
 
 /** Rows checked and sent together: small enough that the writer starts soon, large enough that a message is cheap. */
 const SLICE_ROWS = 500;

@@ -6,7 +6,7 @@
  */
 import type { Db } from '../store/db.js';
 import type { Clock } from './clock.js';
-import { advanceImports } from './imports.js';
+import { advanceImports } from './imports/index.js';
 import { advanceMailings } from './sending.js';
 import { advanceSearches, ownWrites } from './searches.js';
 

@@ -8,7 +8,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeService, T0, type TestService } from '../helpers.js';
 import { TRUE_COUNTS, recountAll } from '../../src/store/counters.js';
-import { advanceImports } from '../../src/service/imports.js';
+import { advanceImports } from '../../src/service/imports/index.js';
 import { addMember, createField, createGroups, ok, setStatus } from './util.js';
 
 /** Every kept count equals the truth; a count that went below zero or was never made fails too. */

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeService, T0, type TestService } from '../helpers.js';
 import { atD, countRows, createField, createGroups, ok } from './util.js';
 import { localActor } from '../../src/service/accounts.js';
-import { BATCH_WAIT_MS } from '../../src/service/imports.js';
+import { BATCH_WAIT_MS } from '../../src/service/imports/index.js';
 
 describe.each([
   ['written here', false],

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { makeService, T0, type TestService } from '../helpers.js';
-import { advanceImports } from '../../src/service/imports.js';
+import { advanceImports } from '../../src/service/imports/index.js';
 import { ApiError } from '../../src/errors.js';
 import { runImport, type ImportOutcome, type ImportRequest } from '../../src/cli/importer.js';
 import { progressLine } from '../../src/cli/import-progress.js';

@@ -1,8 +1,8 @@
 import * as s from '../schema.js';
 import { route } from '../route.js';
 import * as enc from '../encode.js';
-import * as imports from '../../service/imports.js';
-import type { ImportOptions, RowsInput } from '../../service/imports.js';
+import * as imports from '../../service/imports/index.js';
+import type { ImportOptions, RowsInput } from '../../service/imports/index.js';
 import { badRequest } from '../../errors.js';
 
 const importId = s.object({ import_id: s.idText() });

@@ -1,0 +1,81 @@
+/** The job of a staged import (POST /members), advanced by the one job runner. */
+import { inTransaction, type Db } from '../../store/db.js';
+import { stmt } from '../../store/statements.js';
+import { stamp, type Clock } from '../clock.js';
+import type { Ctx } from '../context.js';
+import { localActor } from '../accounts.js';
+import { FieldCatalog } from '../fields.js';
+import { checkRows } from './check.js';
+import { importRow, type ImportRow } from './records.js';
+import { beginWrite, saveCounters, writeRows } from './write.js';
+
+/** Rows applied per transaction by the job runner. */
+const JOB_BATCH = 2_000;
+
+/**
+ * Advances queued and running POST /members jobs for up to budgetMs, one batch per
+ * transaction. Answers whether work is left. Called by `amsg serve` in the
+ * background and by the local transport after each request.
+ */
+export function advanceImports(db: Db, clock: Clock, budgetMs: number): boolean {
+  const deadline = Date.now() + budgetMs;
+  for (;;) {
+    const job = db
+      .prepare("SELECT * FROM member_imports WHERE mode = 'job' AND status IN ('q','p') ORDER BY import_id LIMIT 1")
+      .get() as ImportRow | undefined;
+    if (!job) return false;
+    if (Date.now() >= deadline) return true;
+    const ctx: Ctx = { db, clock, actor: localActor(db, job.account_id), accountId: job.account_id };
+    try {
+      advanceJob(ctx, job.import_id);
+    } catch (err) {
+      // Another process holds the database longer than the busy timeout: try later.
+      if ((err as { code?: string }).code === 'SQLITE_BUSY') return true;
+      // A batch that cannot be applied (a group deleted since) would fail on every
+      // attempt and hold up every job after it: the job ends in e, saying why.
+      failJob(ctx, job.import_id, (err as Error).message);
+    }
+  }
+}
+
+/** Applies the next batch of a job in one transaction, or marks it done when none is left. */
+function advanceJob(ctx: Ctx, importId: number) {
+  const { db, clock } = ctx;
+  inTransaction(db, () => {
+    const imp = importRow(ctx, importId);
+    if (imp.status === 'q')
+      stmt(db, "UPDATE member_imports SET status = 'p', import_started = ? WHERE import_id = ?").run(
+        stamp(clock.now()),
+        imp.import_id,
+      );
+    const staged = stmt(db, 'SELECT seq, member FROM import_rows WHERE import_id = ? ORDER BY seq LIMIT ?').all(
+      imp.import_id,
+      JOB_BATCH,
+    ) as { seq: number; member: string }[];
+    if (!staged.length) {
+      stmt(db, "UPDATE member_imports SET status = 'o', import_finished = ? WHERE import_id = ?").run(
+        stamp(clock.now()),
+        imp.import_id,
+      );
+      return;
+    }
+    const w = beginWrite(ctx, imp, stamp(clock.now()));
+    writeRows(w, checkRows(FieldCatalog.of(ctx), staged.map((r) => JSON.parse(r.member) as Record<string, unknown>)));
+    saveCounters(ctx, imp, staged.length, w.c);
+    stmt(db, 'DELETE FROM import_rows WHERE import_id = ? AND seq <= ?').run(imp.import_id, staged[staged.length - 1].seq);
+  });
+}
+
+/** Ends a job in error; its staged rows will never be applied, so they go. */
+function failJob(ctx: Ctx, importId: number, message: string) {
+  inTransaction(ctx.db, () => {
+    const now = stamp(ctx.clock.now());
+    stmt(
+      ctx.db,
+      `UPDATE member_imports SET status = 'e', error_message = ?, import_started = COALESCE(import_started, ?),
+              import_finished = ?
+        WHERE import_id = ?`,
+    ).run(message, now, now, importId);
+    stmt(ctx.db, 'DELETE FROM import_rows WHERE import_id = ?').run(importId);
+  });
+}
