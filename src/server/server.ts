@@ -7,12 +7,15 @@ import type { Db } from '../store/db.js';
 import type { Clock } from '../service/clock.js';
 import type { ImportWriter } from '../service/import-writer.js';
 import { authenticate } from '../service/accounts.js';
-import { memo } from '../store/memo.js';
+import { memoOnTables } from '../store/memo.js';
 import { Router, type ApiRequest, type ApiResponse } from '../api/router.js';
 import { openapiDocument } from '../api/openapi.js';
 import { VERSION } from '../version.js';
 
 export const BODY_LIMIT = 10 * 1024 * 1024;
+
+/** The tables authenticate reads (its memo survives writes to any other). */
+const AUTH_TABLES = ['api_keys', 'users'];
 
 export interface ServeOptions {
   db: Db;
@@ -240,11 +243,12 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         return void res.end(openapi);
       }
       const header = req.headers.authorization;
-      // A known pair is not decoded and hashed again until the database changes (a
-      // revoked key changes it), which keeps the key check off every request's cost.
+      // A known pair is not decoded and hashed again until a key or a user changes (a
+      // revoked key does) or another connection commits, which keeps the key check
+      // off every request's cost, a write's too.
       const actor =
         header &&
-        memo(opts.db, `auth:${header}`, () => {
+        memoOnTables(opts.db, AUTH_TABLES, `auth:${header}`, () => {
           const creds = credentials(header);
           return creds && authenticate(opts.db, creds[0], creds[1]);
         });

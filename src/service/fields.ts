@@ -1,6 +1,6 @@
 import { inTransaction } from '../store/db.js';
 import { stmt } from '../store/statements.js';
-import { memo } from '../store/memo.js';
+import { memoOnTables } from '../store/memo.js';
 import { badRequest, notFound } from '../errors.js';
 import { preview } from '../api/schema.js';
 import { stamp } from './clock.js';
@@ -236,7 +236,7 @@ export class FieldCatalog {
 
   /** The account's catalog, read again only after the database changed (every member read needs it). */
   static of(ctx: Ctx): FieldCatalog {
-    return memo(ctx.db, `fields:${ctx.accountId}`, () => new FieldCatalog(listFields(ctx)));
+    return memoOnTables(ctx.db, ['fields'], `fields:${ctx.accountId}`, () => new FieldCatalog(listFields(ctx)));
   }
 
   /**

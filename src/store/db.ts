@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { createRequire } from 'node:module';
 import { MIGRATIONS } from './migrations/index.js';
 import { installCountTriggers } from './counters.js';
+import { watchTables } from './memo.js';
 
 export type Db = Database.Database;
 
@@ -81,6 +82,9 @@ export function openDb(file: string, opts: OpenOptions = {}): Db {
   db.pragma('synchronous = NORMAL');
   migrate(db);
   if (opts.countTriggers !== false) installCountTriggers(db);
+  // The field catalog (FieldCatalog.of) and the server's key check are memoized on
+  // writes to the tables they read alone (memoOnTables), not on every write.
+  watchTables(db, ['fields', 'api_keys', 'users']);
   return db;
 }
 

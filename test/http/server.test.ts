@@ -13,6 +13,7 @@ import { openDb, type Db } from '../../src/store/db.js';
 import { fixedClock } from '../../src/service/clock.js';
 import { createKey, initialize, localActor } from '../../src/service/accounts.js';
 import { BODY_LIMIT, startServer, type RunningServer } from '../../src/server/server.js';
+import { createField, FieldCatalog } from '../../src/service/fields.js';
 
 const T0 = '2026-03-04T05:06:07.000Z';
 const T0D = '@D:2026-03-04T05:06:07';
@@ -164,6 +165,52 @@ describe('authentication', () => {
     expect(res.body).toEqual({ error: 'invalid API key pair' });
     expect(res.headers.get('www-authenticate')).toBe('Basic realm="amsg"');
     expect((await call('GET', '/1/fields')).status).toBe(200);
+  });
+
+  // The key check and the field catalog are memoized on writes to the tables they
+  // read (memoOnTables), so member writes leave them cached: what changes a key, a
+  // user or a field, here or on another connection, still reaches the next request.
+  it('sees a key revoked, a field created or deleted, after member writes and from another connection', async () => {
+    const second = secondKey();
+    const auth2 = basic(second.publicKey, second.privateKey);
+    expect((await call('POST', '/1/members/add', { auth: auth2, body: json({ email: 'a@x.org' }) })).status).toBe(200);
+    expect((await call('DELETE', `/1/keys/${second.keyId}`)).status).toBe(200);
+    expect((await call('POST', '/1/members/add', { auth: auth2, body: json({ email: 'b@x.org' }) })).status).toBe(401);
+
+    const third = secondKey('third');
+    const auth3 = basic(third.publicKey, third.privateKey);
+    expect((await call('GET', '/1/members', { auth: auth3 })).status).toBe(200);
+    await addMember('c@x.org');
+    const other = openDb(join(dir, 'amsg.db'));
+    try {
+      other.prepare('UPDATE api_keys SET revoked_at = ? WHERE public_key = ?').run(T0, third.publicKey);
+    } finally {
+      other.close();
+    }
+    expect((await call('GET', '/1/members', { auth: auth3 })).status).toBe(401);
+
+    const city = await call('POST', '/1/fields', { body: json({ shortcut_name: 'city', display_name: 'City', field_type: 'text' }) });
+    expect(city.status, city.text).toBe(200);
+    expect((await call('POST', '/1/members/add', { body: json({ email: 'd@x.org', fields: { city: 'Oslo' } }) })).status).toBe(200);
+    expect((await call('DELETE', `/1/fields/${city.body}`)).status).toBe(200);
+    const gone = await call('POST', '/1/members/add', { body: json({ email: 'e@x.org', fields: { city: 'Oslo' } }) });
+    expect(gone.status, gone.text).toBe(400);
+  });
+
+  it('does not keep a field catalog read inside a rolled-back write', async () => {
+    const ctx = { db, clock, actor: localActor(db, 1), accountId: 1 };
+    expect(() =>
+      db.transaction(() => {
+        createField(ctx, { shortcut_name: 'zone', display_name: 'Zone', field_type: 'text' });
+        expect(FieldCatalog.of(ctx).toStored({ zone: 'x' })).toBeTruthy();
+        throw new Error('rolled back');
+      })(),
+    ).toThrow('rolled back');
+    // Another field write after the rollback: a version kept in a table would be back
+    // where the rolled-back catalog was cached.
+    expect((await call('POST', '/1/fields', { body: json({ shortcut_name: 'city', display_name: 'City', field_type: 'text' }) })).status).toBe(200);
+    const res = await call('POST', '/1/members/add', { body: json({ email: 'z@x.org', fields: { zone: 'x' } }) });
+    expect(res.status, res.text).toBe(400);
   });
 
   it('does not touch the store for an unauthenticated write', async () => {
@@ -893,5 +940,33 @@ describe('close()', () => {
     const started = Date.now();
     await server.close();
     expect(Date.now() - started).toBeLessThan(1_000);
+  });
+});
+
+describe('amsg serve: the background job runner', () => {
+  // Jobs run in slices of a few milliseconds (JOB_SLICE_MS) one after the other while
+  // work is left, so a long import goes on to the end between requests, and closing
+  // the server stops the next slice.
+  it('runs a staged import of several batches to the end, answering requests meanwhile, and closes mid-import', async () => {
+    const { serve, JOB_SLICE_MS } = await import('../../src/server/index.js');
+    expect(JOB_SLICE_MS).toBeLessThanOrEqual(10);
+    const running = await serve({ db: join(dir, 'served.db'), host: '127.0.0.1', port: 0 });
+    const auth = basic(running.created!.public_key, running.created!.private_key);
+    const members = Array.from({ length: 4_500 }, (_, i) => ({ email: `m${i}@x.org` }));
+    const staged = await call('POST', '/1/members', { auth, base: running, body: json({ members }) });
+    expect(staged.status, staged.text).toBe(200);
+    const importId = staged.body.import_id;
+    expect((await call('GET', '/1/members?count=true', { auth, base: running })).status).toBe(200);
+    let status = '';
+    for (let i = 0; i < 200 && status !== 'o'; i++) {
+      status = (await call('GET', `/1/members/imports/${importId}`, { auth, base: running })).body.status;
+      if (status !== 'o') await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(status).toBe('o');
+    expect((await call('GET', '/1/members?count=true', { auth, base: running })).body).toBe(4_500);
+
+    const again = await call('POST', '/1/members', { auth, base: running, body: json({ members: members.map((m) => ({ email: `n${m.email}` })) }) });
+    expect(again.status).toBe(200);
+    await running.close();
   });
 });
