@@ -244,14 +244,12 @@ export function membersByEmail(ctx: Ctx, emails: readonly string[], newStatus: M
 function setStatusWhere(ctx: Ctx, to: SettableStatus, where: string, params: unknown[], mailingId: number | null = null): number {
   const now = stamp(ctx.clock.now());
   if (to === 'o')
-    ctx.db
-      .prepare(
+    stmt(ctx.db, 
         `INSERT INTO member_optouts (member_id, mailing_id, optout_ts)
          SELECT member_id, ?, ? FROM members WHERE account_id = ? AND member_status_id <> 'o' AND (${where})`,
       )
       .run(mailingId, now, ctx.accountId, ...params);
-  return ctx.db
-    .prepare(
+  return stmt(ctx.db, 
       `UPDATE members SET member_status_id = ?, last_modified_at = ?
         WHERE account_id = ? AND member_status_id <> ? AND (${where})`,
     )
@@ -411,8 +409,7 @@ function insertMember(ctx: Ctx, email: string, values: Record<string, unknown>, 
   };
   const names = Object.keys(all);
   return Number(
-    ctx.db
-      .prepare(`INSERT INTO members (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`)
+    stmt(ctx.db, `INSERT INTO members (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`)
       .run(...Object.values(all)).lastInsertRowid,
   );
 }
@@ -420,8 +417,7 @@ function insertMember(ctx: Ctx, email: string, values: Record<string, unknown>, 
 function updateColumns(ctx: Ctx, memberId: number, cols: Record<string, unknown>) {
   cols.last_modified_at = stamp(ctx.clock.now());
   const names = Object.keys(cols);
-  ctx.db
-    .prepare(`UPDATE members SET ${names.map((n) => `${n} = ?`).join(', ')} WHERE member_id = ?`)
+  stmt(ctx.db, `UPDATE members SET ${names.map((n) => `${n} = ?`).join(', ')} WHERE member_id = ?`)
     .run(...Object.values(cols), memberId);
 }
 
@@ -534,8 +530,7 @@ export function updateMember(ctx: Ctx, memberId: number, input: UpdateInput): tr
 
 function archiveWhere(ctx: Ctx, where: string, params: unknown[]): number {
   const now = stamp(ctx.clock.now());
-  return ctx.db
-    .prepare(
+  return stmt(ctx.db, 
       `UPDATE members SET deleted_at = ?, last_modified_at = ? WHERE account_id = ? AND deleted_at IS NULL AND (${where})`,
     )
     .run(now, now, ctx.accountId, ...params).changes;

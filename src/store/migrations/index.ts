@@ -21,6 +21,7 @@ import * as counts from './011-counts.js';
 import * as searchResults from './012-search-results.js';
 import * as listIndexes from './013-list-indexes.js';
 import * as liveGroups from './014-live-groups.js';
+import * as pendingImportJobs from './015-pending-import-jobs.js';
 
 export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '001-spine', sql: spine.sql },
@@ -37,4 +38,5 @@ export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '012-search-results', sql: searchResults.sql },
   { name: '013-list-indexes', sql: listIndexes.sql },
   { name: '014-live-groups', sql: liveGroups.sql },
+  { name: '015-pending-import-jobs', sql: pendingImportJobs.sql },
 ];
