@@ -90,7 +90,8 @@ the search is saved and refreshed in the background after the audience changes (
         action(async (ctx, name: string, o: { criteria: string }) => {
           const criteria = await readCriteria(o.criteria);
           const api = await ctx.api();
-          await ctx.print(await api.post('/searches', { name, criteria }));
+          const id = await api.post<number>('/searches', { name, criteria });
+          await ctx.done(id, `Saved search ${id} "${name}".`);
         }),
       ),
     [
@@ -114,7 +115,7 @@ the search is saved and refreshed in the background after the audience changes (
           const api = await ctx.api();
           const id = await searchId(api, ref);
           const body = { ...(o.name !== undefined ? { name: o.name } : {}), ...(criteria !== undefined ? { criteria } : {}) };
-          await ctx.print(await api.put(`/searches/${id}`, body));
+          await ctx.done(await api.put(`/searches/${id}`, body), `Updated search ${id}.`);
         }),
       ),
     [

@@ -26,7 +26,7 @@ async function exportedIds(exportId: number): Promise<number[]> {
 }
 
 async function createSearch(name: string, criteria: unknown): Promise<number> {
-  return (await ok(s, 'POST', '/1/searches', { body: { name, criteria } })).search_id;
+  return (await ok(s, 'POST', '/1/searches', { body: { name, criteria } }));
 }
 
 /**

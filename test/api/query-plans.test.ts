@@ -47,7 +47,7 @@ beforeAll(async () => {
   id.sub = (await ok(s, 'POST', '/1/subscriptions', { body: { name: 'News' } })).subscription_id;
   await ok(s, 'POST', `/1/subscriptions/${id.sub}/members/bulk`, { body: { member_ids: [id.ann, id.bob, id.eve] } });
   await ok(s, 'PUT', `/1/subscriptions/${id.sub}/members/${id.bob}/optout`);
-  id.search = (await ok(s, 'POST', '/1/searches', { body: { name: 'Oslo', criteria: ['member_field:city', 'eq', 'Oslo'] } })).search_id;
+  id.search = (await ok(s, 'POST', '/1/searches', { body: { name: 'Oslo', criteria: ['member_field:city', 'eq', 'Oslo'] } }));
 
   id.mailing = (
     await ok(s, 'POST', '/1/mailings', {

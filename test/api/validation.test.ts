@@ -423,7 +423,7 @@ describe('deeply nested JSON', () => {
     const before = snapshot(s);
     for (const n of [3_000, 5_000, 100_000]) {
       expect(await s.call('POST', '/1/searches', { rawBody: `{"name":"Deep","criteria":${nested(n)}}` })).toEqual(TOO_DEEP('criteria'));
-      expect(await s.call('PUT', `/1/searches/${search.search_id}`, { rawBody: `{"criteria":${nested(n)}}` })).toEqual(
+      expect(await s.call('PUT', `/1/searches/${search}`, { rawBody: `{"criteria":${nested(n)}}` })).toEqual(
         TOO_DEEP('criteria'),
       );
       for (const field of ['age', 'city'])

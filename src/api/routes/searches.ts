@@ -54,8 +54,9 @@ export const searchRoutes = [
     summary: 'Save a search and compute it (names are unique among live searches, in any case)',
     extension: true,
     body: s.object({ name, criteria }),
-    returns: 'search',
-    handler: ({ ctx, body }) => enc.search(searches.createSearch(ctx, body)),
+    returns: 'integer (search_id)',
+    // The real service's answer, which its clients parse: the bare id (the record is GET's).
+    handler: ({ ctx, body }) => searches.createSearch(ctx, body).search_id,
   }),
   route({
     op: 'searches.get',
@@ -77,8 +78,11 @@ export const searchRoutes = [
     extension: true,
     params: searchId,
     body: s.object({ name: s.optional(name), criteria: s.optional(criteria) }),
-    returns: 'search',
-    handler: ({ ctx, params, body }) => enc.search(searches.updateSearch(ctx, params.search_id, body)),
+    returns: 'true',
+    handler: ({ ctx, params, body }) => {
+      searches.updateSearch(ctx, params.search_id, body);
+      return true;
+    },
   }),
   route({
     op: 'searches.delete',
