@@ -36,3 +36,59 @@ export const forbidden = (message: string) => new ApiError(403, message);
 export function check(cond: unknown, field: string, reason: string): asserts cond {
   if (!cond) throw badRequest(`${field}: ${reason}`, { field });
 }
+
+// ---------------------------------------------------------------- the nesting bound of request JSON
+
+/*
+ * One rule for both ends, here because both ends load this module and nothing else of
+ * the other's (a module of its own was one more file for every local command to load):
+ * the Router refuses a body (or JSON text inside one) that nests deeper, and the HTTP
+ * client checks a body before it serializes it (JSON.stringify of 5,000 levels
+ * overflows the stack), so local and remote callers get the same 400.
+ */
+
+/**
+ * How deep JSON in a request may nest arrays and objects (a body counts as level 1).
+ * Far beyond any real request (search criteria nest 32 predicates at most), and
+ * shallow enough that every recursive check, JSON.stringify included, stays far from
+ * the stack limit: 5,000 levels answered a 500 "Maximum call stack size exceeded".
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** Whether v opens arrays or objects more than `levels` deep (recursing at most that far). */
+function deeperThan(v: unknown, levels: number): boolean {
+  if (typeof v !== 'object' || v === null) return false;
+  if (levels === 0) return true;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const item: unknown = v[i];
+      if (typeof item === 'object' && item !== null && deeperThan(item, levels - 1)) return true;
+    }
+    return false;
+  }
+  for (const key in v) {
+    const item = (v as Record<string, unknown>)[key];
+    if (typeof item === 'object' && item !== null && deeperThan(item, levels - 1)) return true;
+  }
+  return false;
+}
+
+/**
+ * Answers JSON from a request (a body, or JSON text inside one) when it nests at most
+ * MAX_JSON_DEPTH levels; otherwise a 400 naming `path`, or for an object, the key of
+ * it that goes too deep.
+ */
+export function boundedJson<T>(value: T, path: string): T {
+  if (!deeperThan(value, MAX_JSON_DEPTH)) return value;
+  let where = path;
+  if (!Array.isArray(value))
+    for (const key in value as object)
+      if (deeperThan((value as Record<string, unknown>)[key], MAX_JSON_DEPTH - 1)) {
+        where = path ? `${path}.${key}` : key;
+        break;
+      }
+  const reason = `nested too deep: JSON in a request may nest arrays and objects ${MAX_JSON_DEPTH} levels deep at most`;
+  if (!where) throw new ApiError(400, `request body ${reason}`);
+  throw new ApiError(400, `${where}: ${reason}`, { field: where });
+}
+

@@ -74,7 +74,7 @@ export function preview(value: unknown, max = 60): string {
   return out.length > max ? `${out.slice(0, max)}…` : out;
 }
 
-export { MAX_JSON_DEPTH, boundedJson } from '../json-depth.js';
+export { MAX_JSON_DEPTH, boundedJson } from '../errors.js';
 
 function schema<T>(json: JsonSchema, parse: (value: unknown, path: string) => T): Schema<T> {
   return { parse, json: () => json };

@@ -12,8 +12,7 @@ import { UndiciError } from 'undici/lib/core/errors.js';
 // The baseline compiler alone parses answers fast enough for a command line (an
 // answer's body is passed through, not parsed), so the optimizing tier is left out.
 setFlagsFromString('--liftoff-only');
-import { ApiError } from '../errors.js';
-import { boundedJson } from '../json-depth.js';
+import { ApiError, boundedJson } from '../errors.js';
 import { ConnectionError, queryString, type ApiCall, type Download, type Transport } from './transport.js';
 
 export interface HttpOptions {
