@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { action, examples } from '../src/cli/context.js';
 import { collectList, groupId, memberId, statusLetter } from '../src/cli/resolve.js';
+import { allPages } from '../src/cli/paging.js';
 
 const GROUP_COLUMNS = ['member_group_id', 'group_name', 'group_type', 'active_count', 'error_count', 'optout_count'];
 const MEMBER_COLUMNS = ['member_id', 'email', 'status', 'fields', 'member_since'];
@@ -16,7 +17,9 @@ export function register(groups: Command) {
       .action(
         action(async (ctx, o: { type?: string; count?: boolean }) => {
           const api = await ctx.api();
-          await ctx.print(await api.get('/groups', { group_types: o.type, count: o.count }), { columns: GROUP_COLUMNS });
+          // Every group, a window at a time (the service answers 500 at most per request).
+          const answer = o.count ? await api.get('/groups', { group_types: o.type, count: true }) : await allPages(api, '/groups', { group_types: o.type });
+          await ctx.print(answer, { columns: GROUP_COLUMNS });
         }),
       ),
     ['amsg groups list', 'amsg groups list --json | jq ".[].group_name"'],

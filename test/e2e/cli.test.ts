@@ -236,6 +236,17 @@ describe.each<Mode>(['local', 'remote'])('amsg CLI (%s)', (mode) => {
     expect(other.exitCode).toBe(1);
     expect(other.stderr).toContain('account 2 not found');
   });
+
+  test('groups list is complete past one window of 500 (it pages); --count says how many', async () => {
+    const before: { member_group_id: number }[] = await json('groups', 'list');
+    const names = Array.from({ length: 520 }, (_, i) => ({ group_name: `Bulk ${String(i).padStart(3, '0')}` }));
+    const created: { member_group_id: number }[] = await json('api', 'call', 'POST', '/1/groups', '--data', JSON.stringify({ groups: names }));
+    expect(created.length).toBe(520);
+    const all = await json('groups', 'list');
+    expect(all.map((g: { member_group_id: number }) => g.member_group_id)).toEqual([...before, ...created].map((g) => g.member_group_id));
+    expect(all.at(-1).group_name).toBe('Bulk 519');
+    expect(await json('groups', 'list', '--count')).toBe(before.length + 520);
+  });
 });
 
 describe('both modes', () => {
