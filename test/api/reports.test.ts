@@ -368,3 +368,34 @@ describe('GET /response (by month)', () => {
     expect(theirs.body).toEqual([]);
   });
 });
+
+describe('the lists walk an index of their records', () => {
+  it('an event list reads its partial index, not every message of the mailing', async () => {
+    const plans: string[] = [];
+    const outer = s;
+    s = makeService(T0, { trace: true });
+    try {
+      await createField(s, { shortcut_name: 'first_name', field_type: 'text' });
+      [gold] = await createGroups(s, 'Gold');
+      const ann = await addMember(s, 'ann@example.com', { group_ids: [gold] });
+      const id = await create();
+      runJobs();
+      await sim('open', id, ann);
+      for (const [name, query] of [['opens', {}], ['shares', {}], ['deliveries', { result: 'hard' }], ['deliveries', { result: 'bounced' }]] as const) {
+        await list(id, name, query);
+        const { statements } = await s.capture(() => list(id, name, query));
+        for (const sql of statements.filter((q) => q.includes('FROM mailing_messages')))
+          plans.push((s.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((p) => p.detail).join(' | '));
+      }
+    } finally {
+      s.close();
+      s = outer;
+    }
+    expect(plans).toHaveLength(4);
+    expect(plans[0]).toMatch(/USING INDEX mailing_messages_opened/);
+    expect(plans[1]).toMatch(/USING INDEX mailing_messages_shared/);
+    expect(plans[2]).toMatch(/USING INDEX mailing_messages_bounced/);
+    expect(plans[3]).toMatch(/USING INDEX mailing_messages_bounced/);
+    for (const p of plans) expect(p).not.toMatch(/TEMP B-TREE/);
+  });
+});
