@@ -115,6 +115,29 @@ export function stages(r: MailingResponse) {
  * engagement move, until Ctrl-C (or SIGINT), which ends it cleanly.
  */
 export async function watchMailing(api: Api, mailingId: number, out: NodeJS.WriteStream): Promise<void> {
+  // Held from the start: a Ctrl-C while Ink loads or the first figures arrive ends the view as cleanly as one later.
+  let stopped = false;
+  let unmount = () => undefined as void;
+  const stop = () => {
+    stopped = true;
+    unmount();
+  };
+  // `on`, not `once`: Ink's exit hook re-raises a SIGINT that no other listener is left to handle.
+  process.on('SIGINT', stop);
+  try {
+    await drawUntilStopped(api, mailingId, out, () => stopped, (fn) => (unmount = fn));
+  } finally {
+    process.off('SIGINT', stop);
+  }
+}
+
+async function drawUntilStopped(
+  api: Api,
+  mailingId: number,
+  out: NodeJS.WriteStream,
+  isStopped: () => boolean,
+  onUnmount: (fn: () => void) => void,
+) {
   const [{ render, Box, Text }, reactModule] = await Promise.all([import('ink'), import('react')]);
   // React is CommonJS: bundled, its dynamic import answers the exports as `default`.
   const React = (reactModule.default ?? reactModule) as typeof reactModule.default;
@@ -138,23 +161,20 @@ export async function watchMailing(api: Api, mailingId: number, out: NodeJS.Writ
       h(Text, { dimColor: true }, 'Ctrl-C to stop'),
     );
   let current = await snapshot(api, mailingId);
+  if (isStopped()) return;
   const app = render(h(View, { s: current }), { stdout: out, patchConsole: false, exitOnCtrlC: true });
-  let stopped = false;
-  const stop = () => {
-    stopped = true;
-    app.unmount();
-  };
-  process.once('SIGINT', stop);
-  try {
-    const ended = app.waitUntilExit().then(() => (stopped = true));
-    while (!stopped) {
-      await Promise.race([new Promise((r) => setTimeout(r, POLL_MS)), ended]);
-      if (stopped) break;
-      current = await snapshot(api, mailingId);
-      if (!stopped) app.rerender(h(View, { s: current }));
-    }
-    await ended.catch(() => undefined);
-  } finally {
-    process.off('SIGINT', stop);
+  let exited = false;
+  const ended = app.waitUntilExit().then(
+    () => (exited = true),
+    () => (exited = true),
+  );
+  onUnmount(() => app.unmount());
+  while (!isStopped() && !exited) {
+    await Promise.race([new Promise((r) => setTimeout(r, POLL_MS)), ended]);
+    if (isStopped() || exited) break;
+    current = await snapshot(api, mailingId);
+    if (!isStopped() && !exited) app.rerender(h(View, { s: current }));
   }
+  app.unmount();
+  await ended;
 }
