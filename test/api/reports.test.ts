@@ -2,6 +2,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeService, T0, type TestService } from '../helpers.js';
 import { advanceJobs } from '../../src/service/jobs.js';
 import { localActor } from '../../src/service/accounts.js';
+import { ROUTES } from '../../src/api/routes/index.js';
+import { openapiDocument } from '../../src/api/openapi.js';
+import { migrate } from '../../src/store/db.js';
 import { addMember, atD, createField, createGroups, expectFieldError, ok, setStatus } from './util.js';
 
 let s: TestService;
@@ -397,5 +400,53 @@ describe('the lists walk an index of their records', () => {
     expect(plans[2]).toMatch(/USING INDEX mailing_messages_bounced/);
     expect(plans[3]).toMatch(/USING INDEX mailing_messages_bounced/);
     for (const p of plans) expect(p).not.toMatch(/TEMP B-TREE/);
+  });
+});
+
+describe('the route table', () => {
+  it('declares the response routes as extensions, readable by every user, and openapi.json marks them', () => {
+    const response = ROUTES.filter((r) => r.path.startsWith('/{account_id}/response'));
+    expect(response.map((r) => r.path.replace('/{account_id}/response', '') || '/')).toEqual([
+      '/',
+      '/{mailing_id}',
+      ...['sends', 'in_progress', 'deliveries', 'opens', 'optouts', 'signups', 'links', 'clicks', 'forwards', 'shares', 'customer_shares', 'customer_share_clicks'].map(
+        (n) => `/{mailing_id}/${n}`,
+      ),
+    ]);
+    for (const r of response) expect([r.method, r.access, r.extension]).toEqual(['GET', 'user', true]);
+    const doc = openapiDocument(ROUTES, '0.0.0') as any;
+    for (const r of response) expect(doc.paths[r.path].get['x-amsg-extension']).toBe(true);
+  });
+});
+
+describe('migration 021 on a database that already has sends', () => {
+  it('backfills the counts and records from the messages, so the identities hold', async () => {
+    const id = await create();
+    runJobs();
+    const [sale] = linkIds(id);
+    await sim('open', id, ids.ann);
+    await sim('click', id, ids.bob, { link_id: sale });
+    await sim('bounce', id, ids.cid, { hard: true });
+    await sim('share', id, ids.ann);
+    await sim('optout', id, ids.dee);
+    const queued = await create({ name: 'Queued' });
+    advanceJobs(s.db, s.clock, 0);
+    // The database as it was before migration 021.
+    s.db.exec(`
+      ${(s.db.prepare("SELECT name FROM sqlite_schema WHERE type = 'trigger' AND name LIKE 'response_%'").pluck().all() as string[]).map((t) => `DROP TRIGGER ${t};`).join('\n')}
+      DROP TABLE mailing_response; DROP TABLE mailing_clicks; DROP TABLE mailing_forwards; DROP TABLE mailing_optouts;
+      DROP INDEX mailing_messages_opened; DROP INDEX mailing_messages_bounced; DROP INDEX mailing_messages_shared;
+      ALTER TABLE mailing_messages DROP COLUMN bounce_type;
+      ALTER TABLE mailing_links DROP COLUMN unique_clicks; ALTER TABLE mailing_links DROP COLUMN total_clicks;
+      DELETE FROM schema_migrations WHERE name = '021-response-counters';
+    `);
+    migrate(s.db);
+    const r = await expectIdentities(id);
+    // The click made before is one click on no link; the bounce's kind was not kept, so it is soft.
+    expect(r).toMatchObject({ sent: 4, delivered: 3, bounced: 1, opened: 2, clicked_unique: 1, clicked: 1, shared: 1, opted_out: 1 });
+    expect(await count(id, 'deliveries', { result: 'soft' })).toBe(1);
+    expect(await expectIdentities(queued)).toMatchObject({ sent: 0 });
+    expect((await response(queued)).in_progress).toBe(await count(queued, 'in_progress'));
+    expect((await ok(s, 'GET', '/1/response')).map((m: any) => m.mailings)).toEqual([2]);
   });
 });
