@@ -400,7 +400,15 @@ export function clicks(ctx: Ctx, id: number, q: ListQuery & { member_id?: number
   if (q.count) {
     if (member === null && link === null) return countsOf(ctx, s).clicked;
     if (member === null && s.contentId === null)
-      return (stmt(ctx.db, 'SELECT total_clicks FROM mailing_links WHERE link_id = ?').pluck().get(link) as number | undefined) ?? 0;
+      return (
+        (stmt(
+          ctx.db,
+          `SELECT l.total_clicks FROM mailing_links l JOIN mailings c ON c.mailing_id = l.mailing_id
+            WHERE l.link_id = ? AND (c.mailing_id = ? OR c.split_test_id = ?)`,
+        )
+          .pluck()
+          .get(link, s.sentId, s.sentId) as number | undefined) ?? 0
+      );
     // One member's clicks, or a variant's of one link: the few index entries of a member or a link.
     return stmt(ctx.db, `SELECT COUNT(*) FROM mailing_clicks c WHERE ${where}`).pluck().get(args) as number;
   }

@@ -190,6 +190,10 @@ describe('GET /response/{mailing_id}', () => {
       { link_id: fresh + 1, link_order: 3, link_name: 'https://shop.example.com/sale', link_target: 'https://shop.example.com/sale', plaintext: true, unique_clicks: 0, total_clicks: 0 },
     ]);
     expect(await count(id, 'clicks', { member_id: String(ids.bob) })).toBe(3);
+    // Another mailing's link has no clicks in this one.
+    const other = await create({ name: 'Other' });
+    expect(await count(other, 'clicks', { link_id: String(fresh) })).toBe(0);
+    expect(await list(other, 'clicks', { link_id: String(fresh) })).toEqual([]);
     expect(await list(id, 'clicks', { member_id: String(ids.bob), link_id: String(fresh) })).toHaveLength(2);
   });
 
