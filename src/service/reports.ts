@@ -262,19 +262,20 @@ function memberList<T>(
 }
 
 /**
- * The partial index of an event's messages (migration 021). Named, because the planner
- * prefers the primary key, which is in the same order but walks every message.
+ * Messages of a scope, all of them (sends, in the primary key's member id order) or
+ * those with an event, through the event's partial index (migration 021), named
+ * because the planner prefers the primary key, which has the same order but walks
+ * every message.
  */
-const byEvent = (event: string) => (event === '1' ? '' : `INDEXED BY mailing_messages_${event}`);
-
-/** Messages of a scope with an event, in member id order (the PK, or a partial index of the event). */
-function messageList(ctx: Ctx, s: Scope, q: ListQuery, event: string, counted: () => number) {
-  const where = event === '1' ? '' : ` AND mm.${event} IS NOT NULL`;
+function messageList(ctx: Ctx, s: Scope, q: ListQuery, event: 'sent' | 'opened' | 'shared', counted: () => number) {
+  const source =
+    event === 'sent' ? 'mailing_messages mm' : `mailing_messages mm INDEXED BY mailing_messages_${event}`;
+  const where = event === 'sent' ? '' : ` AND mm.${event} IS NOT NULL`;
   return memberList(
     ctx,
     q,
     counted,
-    `SELECT mm.${event === '1' ? 'delivery_ts' : event} AS ts, m.* FROM mailing_messages mm ${byEvent(event)} CROSS JOIN members m ON m.member_id = mm.member_id
+    `SELECT mm.${event === 'sent' ? 'delivery_ts' : event} AS ts, m.* FROM ${source} CROSS JOIN members m ON m.member_id = mm.member_id
       WHERE mm.mailing_id = ?${where} AND (? IS NULL OR mm.content_mailing_id = ?)
       ORDER BY mm.member_id LIMIT ? OFFSET ?`,
     [s.sentId, s.contentId, s.contentId],
@@ -295,7 +296,7 @@ const withTimestamp = (m: ResponseMember, ts: string | null) => ({
 
 export const sends = (ctx: Ctx, id: number, q: ListQuery) => {
   const s = scopeOf(ctx, id);
-  return messageList(ctx, s, q, '1', () => countsOf(ctx, s).sent);
+  return messageList(ctx, s, q, 'sent', () => countsOf(ctx, s).sent);
 };
 
 export const opens = (ctx: Ctx, id: number, q: ListQuery) => {
@@ -348,7 +349,7 @@ export function deliveries(ctx: Ctx, id: number, q: ListQuery & { result?: Deliv
     q,
     counted,
     `SELECT COALESCE(mm.bounced, mm.delivery_ts) AS ts, mm.bounced, mm.bounce_type, m.*
-       FROM mailing_messages mm ${result === 'all' || result === 'delivered' ? '' : byEvent('bounced')} CROSS JOIN members m ON m.member_id = mm.member_id
+       FROM mailing_messages mm ${result === 'all' || result === 'delivered' ? '' : 'INDEXED BY mailing_messages_bounced'} CROSS JOIN members m ON m.member_id = mm.member_id
       WHERE mm.mailing_id = ?${filter} AND (? IS NULL OR mm.content_mailing_id = ?)
       ORDER BY mm.member_id LIMIT ? OFFSET ?`,
     [s.sentId, s.contentId, s.contentId],
