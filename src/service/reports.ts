@@ -156,8 +156,9 @@ const ZERO: Counts = Object.fromEntries([...COUNT_NAMES, 'in_progress', 'bounced
 function countsOf(ctx: Ctx, s: Scope): Counts {
   const row = stmt(ctx.db, 'SELECT * FROM mailing_response WHERE mailing_id = ?').get(s.mailing.mailing_id) as Counts | undefined;
   const counts = { ...ZERO, ...row };
-  // A canceled or failed send drops its queue at once, so nothing is in progress.
-  if (s.mailing.mailing_status === 'x' || s.mailing.mailing_status === 'f') counts.in_progress = 0;
+  // Nothing is queued once a send has built its last message, or was canceled or failed (which
+  // drop the queue at once); the rule also ends the count of a member purged while queued.
+  if (['s', 'c', 'x', 'f'].includes(s.mailing.mailing_status)) counts.in_progress = 0;
   return counts;
 }
 
