@@ -362,6 +362,13 @@ if (process.env.BENCH_BULK !== '0') {
   }
 }
 
+// The response-report figures of issue 19 (BENCH_RESPONSE=0 skips them; BENCH_RESPONSE_ROWS scales them down).
+if (process.env.BENCH_RESPONSE !== '0') {
+  console.log('\n--- bench/response.js ---');
+  const r = spawnSync(NODE, [join(ROOT, 'bench', 'response.js')], { stdio: 'inherit', env: process.env });
+  if (r.status !== 0) fail(`bench/response.js exited ${r.status}`);
+}
+
 // The mixed-load figure (issue 10): 16 connections of reads, pages, adds, updates,
 // group changes and small imports against the GET-only throughput of the same server
 // (BENCH_MIXED=0 skips it).

@@ -14,6 +14,7 @@ import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
 import { memberRow, optOutFromMailing, setStatuses } from './members.js';
 import { mailingRow } from './mailings.js';
+import { recordClick } from './reports.js';
 
 export const ENGAGEMENT_KINDS = ['open', 'click', 'bounce', 'share', 'optout'] as const;
 export type EngagementKind = (typeof ENGAGEMENT_KINDS)[number];
@@ -53,6 +54,7 @@ export function recordEngagement(ctx: Ctx, kind: EngagementKind, input: Engageme
         }
         stampFirst('opened');
         stampFirst('clicked');
+        recordClick(ctx, input.mailing_id, message.content_mailing_id, input.member_id, input.link_id ?? firstLink(ctx, message.content_mailing_id));
         break;
       case 'open':
         stampFirst('opened');
@@ -62,6 +64,11 @@ export function recordEngagement(ctx: Ctx, kind: EngagementKind, input: Engageme
         break;
       case 'bounce':
         stampFirst('bounced');
+        stmt(ctx.db, 'UPDATE mailing_messages SET bounce_type = COALESCE(bounce_type, ?) WHERE mailing_id = ? AND member_id = ?').run(
+          input.hard ? 'hard' : 'soft',
+          input.mailing_id,
+          input.member_id,
+        );
         stmt(ctx.db, 'UPDATE members SET bounce_count = bounce_count + 1, last_modified_at = ? WHERE member_id = ?').run(
           now,
           input.member_id,
@@ -75,3 +82,9 @@ export function recordEngagement(ctx: Ctx, kind: EngagementKind, input: Engageme
     return true;
   });
 }
+
+/** The link a click without one lands on (none when the content has no links). */
+const firstLink = (ctx: Ctx, contentMailingId: number) =>
+  (stmt(ctx.db, 'SELECT link_id FROM mailing_links WHERE mailing_id = ? ORDER BY link_id LIMIT 1').pluck().get(contentMailingId) as
+    | number
+    | undefined) ?? null;

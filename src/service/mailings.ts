@@ -24,6 +24,7 @@ import { getGroup, requireGroups, type GroupRecord } from './groups.js';
 import { memberRow, membersByEmail, toMember, type MemberRecord, type MemberRow } from './members.js';
 import { getSubscription, type SubscriptionRecord } from './subscriptions.js';
 import { getSearch, searchNames, type SearchRecord } from './searches.js';
+import { countWinnerQueued, recordForward } from './reports.js';
 import {
   compileTemplate,
   missingRequiredTags,
@@ -830,6 +831,7 @@ export function forwardMailing(
       },
       { parent_mailing_id: original.mailing_id },
     );
+    recordForward(ctx, mailingId, message.content_mailing_id, memberId, newId);
     stmt(ctx.db, 'UPDATE mailing_messages SET forwarded = COALESCE(forwarded, ?) WHERE mailing_id = ? AND member_id = ?').run(
       stamp(ctx.clock.now()),
       mailingId,
@@ -901,10 +903,11 @@ export function declareWinner(ctx: Ctx, mailingId: number, winnerId: number): tr
       ctx.db,
       'UPDATE mailings SET winner_mailing_id = ?, winner_declared_at = ?, test_results = ? WHERE mailing_id = ?',
     ).run(winnerId, now, JSON.stringify(variantResults(ctx, mailingId)), mailingId);
-    stmt(ctx.db, 'UPDATE mailing_queue SET content_mailing_id = ? WHERE mailing_id = ? AND content_mailing_id IS NULL').run(
+    const waiting = stmt(ctx.db, 'UPDATE mailing_queue SET content_mailing_id = ? WHERE mailing_id = ? AND content_mailing_id IS NULL').run(
       winnerId,
       mailingId,
-    );
+    ).changes;
+    countWinnerQueued(ctx.db, winnerId, waiting);
     // Waiting for the winner is over; a paused test stays paused.
     if (test.mailing_status === 'w') setStatus(ctx, test, 'p');
     return true;

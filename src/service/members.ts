@@ -109,11 +109,9 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
  * Answers [from, to) as stored timestamps; an omitted start is the minimum date, an omitted
  * end is now: the end of today, so a member archived this very moment is included.
  */
-export function parseDeletedRange(range: string, now: string): [string, string] {
+export function parseDeletedRange(range: string, now: string, field = 'deleted_range'): [string, string] {
   const fail = () =>
-    badRequest(`deleted_range: "${range}" must be YYYY-MM-DD, YYYY-MM-DD~YYYY-MM-DD, ~YYYY-MM-DD or YYYY-MM-DD~`, {
-      field: 'deleted_range',
-    });
+    badRequest(`${field}: "${range}" must be YYYY-MM-DD, YYYY-MM-DD~YYYY-MM-DD, ~YYYY-MM-DD or YYYY-MM-DD~`, { field });
   const checkDay = (d: string) => {
     if (!DAY.test(d) || Number.isNaN(Date.parse(`${d}T00:00:00Z`)) || new Date(`${d}T00:00:00Z`).toISOString().slice(0, 10) !== d)
       throw fail();

@@ -30,6 +30,7 @@ import { FieldCatalog } from './fields.js';
 import { searchMembersSql } from './searches.js';
 import { missingRequiredTags } from './personalization.js';
 import { audienceOf, declareWinner, mailingRow, setStatus, variantResults, variantsOf, type MailingRow } from './mailings.js';
+import { countBuilt, openResponse, testShareSplit } from './reports.js';
 
 /** Recipients built into messages per transaction. */
 const BUILD_BATCH = 10_000;
@@ -158,8 +159,9 @@ function start(ctx: Ctx, m: MailingRow) {
   const queued = ctx.db
     .prepare(`INSERT OR IGNORE INTO mailing_queue (mailing_id, member_id, content_mailing_id) SELECT ?, member_id, ? FROM (${audience.sql})`)
     .run(m.mailing_id, isSplit ? null : m.mailing_id, ...audience.params).changes;
+  let testShare = 0;
   if (isSplit) {
-    const testShare = Math.min(queued, Math.max(variants.length, Math.ceil((queued * m.test_percent!) / 100)));
+    testShare = Math.min(queued, Math.max(variants.length, Math.ceil((queued * m.test_percent!) / 100)));
     // A repeatable shuffle (Knuth's multiplicative hash), so the test share is not
     // simply the oldest members.
     ctx.db
@@ -173,6 +175,7 @@ function start(ctx: Ctx, m: MailingRow) {
       )
       .run(m.mailing_id, JSON.stringify(variants.map((v) => v.mailing_id)), variants.length, m.mailing_id, testShare);
   }
+  openResponse(ctx.db, m, now, queued, testShareSplit(variants.map((v) => v.mailing_id), testShare));
   stmt(ctx.db, 'UPDATE mailing_headsup SET sent_ts = ? WHERE mailing_id = ?').run(now, m.mailing_id);
   const fieldNames = Object.fromEntries([...FieldCatalog.of(ctx).byId.values()].map((f) => [f.field_id, f.shortcut_name]));
   stmt(ctx.db, 'UPDATE mailings SET recipient_count = ?, merge_fields = ? WHERE mailing_id = ?').run(
@@ -205,7 +208,7 @@ function build(ctx: Ctx, m: MailingRow) {
     .get(m.mailing_id, BUILD_BATCH - 1) as number | undefined;
   const upTo = boundary ?? Number.MAX_SAFE_INTEGER;
   const now = stamp(ctx.clock.now());
-  stmt(
+  const built = stmt(
     ctx.db,
     `INSERT INTO mailing_messages (mailing_id, member_id, content_mailing_id, delivery_type, email, merge_values, built_at, sent, delivery_ts)
      SELECT q.mailing_id, q.member_id, q.content_mailing_id,
@@ -216,7 +219,8 @@ function build(ctx: Ctx, m: MailingRow) {
        JOIN mailings c ON c.mailing_id = q.content_mailing_id
       WHERE q.mailing_id = ? AND q.content_mailing_id IS NOT NULL AND q.member_id <= ?
         AND mb.deleted_at IS NULL AND mb.member_status_id IN ('a','f')`,
-  ).run(now, now, now, m.mailing_id, upTo);
+  ).run(now, now, now, m.mailing_id, upTo).changes;
+  countBuilt(ctx.db, m, upTo, built);
   const taken = stmt(
     ctx.db,
     'DELETE FROM mailing_queue WHERE mailing_id = ? AND content_mailing_id IS NOT NULL AND member_id <= ?',

@@ -1,0 +1,154 @@
+import { Command } from 'commander';
+import { action, examples, UsageError, type RunContext } from '../src/cli/context.js';
+import { allPages } from '../src/cli/paging.js';
+import { comparison, rates, SUMMARY_ROWS, watchMailing, type MailingResponse } from '../src/cli/report-view.js';
+import { numericId } from './mailings.js';
+
+const MEMBER_COLUMNS = ['member_id', 'email', 'timestamp', 'member_status_id', 'fields'];
+
+/** The lists of a mailing's response: the command, the service's list, its table columns, and what it shows. */
+const LISTS = {
+  sends: { path: 'sends', columns: MEMBER_COLUMNS, what: 'the members a mailing was sent to' },
+  opens: { path: 'opens', columns: MEMBER_COLUMNS, what: 'the members who opened a mailing' },
+  clicks: { path: 'clicks', columns: ['member_id', 'email', 'link_id', 'timestamp'], what: 'every click in a mailing (--member, --link narrow it)' },
+  bounces: { path: 'deliveries', columns: ['member_id', 'email', 'delivery_type', 'timestamp'], what: 'the messages that bounced (--hard or --soft for one kind)' },
+  optouts: { path: 'optouts', columns: MEMBER_COLUMNS, what: "the members who opted out through a mailing's link" },
+  forwards: { path: 'forwards', columns: ['forward_mailing_id', 'member_id', 'email', 'timestamp'], what: 'each forward of a mailing by a member' },
+  links: { path: 'links', columns: ['link_id', 'link_order', 'link_name', 'link_target', 'unique_clicks', 'total_clicks'], what: "a mailing's links with their clicks" },
+} as const;
+
+interface ListFlags {
+  start?: string;
+  end?: string;
+  count?: boolean;
+  all?: boolean;
+  member?: string;
+  link?: string;
+  hard?: boolean;
+  soft?: boolean;
+}
+
+type Row = Record<string, unknown>;
+
+/**
+ * A list of members as CSV for `amsg members import`: its e-mail address and its fields
+ * by shortcut name, the columns the importer maps (every other column would stop it).
+ */
+const importable = (rows: Row[]) =>
+  rows.map((r) => ({ email: r.email, ...((r.fields as Record<string, unknown> | undefined) ?? {}) }));
+
+async function printSummary(ctx: RunContext, report: MailingResponse | Row[]) {
+  if (ctx.format !== 'table') return ctx.print(report);
+  if (Array.isArray(report))
+    return ctx.print(
+      report.map((m) => ({ ...m, ...rates(m as unknown as MailingResponse) })),
+      { columns: ['year', 'month', 'mailings', 'sent', 'delivered', 'bounced', 'opened', 'clicked_unique', 'clicked', 'opted_out', 'delivered_rate', 'open_rate', 'clicks_per_open'] },
+    );
+  const withRates: Row = { ...report, ...rates(report) };
+  return ctx.print({ name: report.name, subject: report.subject, ...Object.fromEntries(SUMMARY_ROWS.map((k) => [k, withRates[k]])) });
+}
+
+export function register(reports: Command) {
+  reports.addHelpText(
+    'after',
+    `
+Figures are the service's response reports (GET /response…): kept as the send and the
+engagement happen, so they agree with the lists (opened is the number of opens, …).
+Lists print the first window of 500 (--start, --end) or every record with --all.
+With --output csv a member list prints the columns amsg members import reads (email and
+the fields), so it pipes into a new group; --json or --output ndjson has every column.
+`,
+  );
+
+  examples(
+    reports
+      .command('account')
+      .description("the account's response by month: sent mailings, deliveries, opens, clicks, opt-outs")
+      .option('--range <from~to>', 'the months of mailings sent in these dates: YYYY-MM-DD~YYYY-MM-DD, either side may be empty')
+      .option('--archived', 'include archived mailings')
+      .action(
+        action(async (ctx, o: { range?: string; archived?: boolean }) => {
+          const api = await ctx.api();
+          await printSummary(ctx, await api.get<Row[]>('/response', { range: o.range, include_archived: o.archived ? true : undefined }));
+        }),
+      ),
+    ['amsg reports account', 'amsg reports account --range 2026-01-01~ --archived', 'amsg reports account --json | jq ".[] | {month, opened}"'],
+  );
+
+  examples(
+    reports
+      .command('mailing <mailing>')
+      .description("one mailing's counts with its rates (a split test's whole, or a variant's); --watch draws them live")
+      .option('--watch', 'on a terminal: redraw while the mailing sends and engagement arrives, until Ctrl-C')
+      .action(
+        action(async (ctx, mailing: string, o: { watch?: boolean }) => {
+          const id = numericId(mailing, 'MAILING');
+          if (o.watch && !ctx.stdout.isTTY)
+            throw new UsageError('--watch draws on a terminal; off one, read the figures with amsg reports mailing ' + id);
+          const api = await ctx.api();
+          const report = await api.get<MailingResponse>(`/response/${id}`);
+          if (o.watch) return watchMailing(api, id, ctx.stdout);
+          await printSummary(ctx, report);
+        }),
+      ),
+    ['amsg reports mailing 12', 'amsg reports mailing 12 --watch', 'amsg reports mailing 12 --json | jq .opened'],
+  );
+
+  for (const [name, list] of Object.entries(LISTS)) {
+    const cmd = reports
+      .command(`${name} <mailing>`)
+      .description(list.what)
+      .option('--start <n>', 'zero-based start of the window (default 0)')
+      .option('--end <n>', 'end of the window (default start+500)')
+      .option('--all', 'every record, a window at a time')
+      .option('--count', 'print only how many there are');
+    if (name === 'clicks') cmd.option('--member <id>', "only this member's clicks").option('--link <id>', 'only the clicks on this link');
+    if (name === 'bounces') cmd.option('--hard', 'only hard bounces').option('--soft', 'only soft bounces');
+    examples(
+      cmd.action(
+        action(async (ctx, mailing: string, o: ListFlags) => {
+          const id = numericId(mailing, 'MAILING');
+          if (o.all && (o.start !== undefined || o.end !== undefined || o.count))
+            throw new UsageError('--all reads every window: give it without --start, --end or --count');
+          if (o.hard && o.soft) throw new UsageError('give --hard or --soft, not both');
+          const query = {
+            ...(name === 'bounces' ? { result: o.hard ? 'hard' : o.soft ? 'soft' : 'bounced' } : {}),
+            member_id: o.member === undefined ? undefined : numericId(o.member, '--member'),
+            link_id: o.link === undefined ? undefined : numericId(o.link, '--link'),
+          };
+          const api = await ctx.api();
+          const path = `/response/${id}/${list.path}`;
+          const answer = o.all
+            ? await allPages<Row>(api, path, query)
+            : await api.get<Row[] | number>(path, { ...query, start: o.start, end: o.end, count: o.count ? true : undefined });
+          const memberList = Array.isArray(answer) && (list.columns as readonly string[]).includes('member_id') && name !== 'forwards';
+          await ctx.print(ctx.format === 'csv' && memberList ? importable(answer as Row[]) : answer, { columns: [...list.columns] });
+        }),
+      ),
+      [
+        `amsg reports ${name} 12`,
+        ...(name === 'opens' ? ['amsg reports opens 12 --output csv | amsg members import - --group Engaged', 'amsg reports opens 12 --all --json | jq length'] : []),
+        ...(name === 'clicks' ? ['amsg reports clicks 12 --link 3 --count'] : []),
+        ...(name === 'bounces' ? ['amsg reports bounces 12 --hard --all --output csv > hard-bounces.csv'] : []),
+      ],
+    );
+  }
+
+  examples(
+    reports
+      .command('compare <mailing...>')
+      .description('the counts and rates of several mailings side by side')
+      .action(
+        action(async (ctx, mailings: string[]) => {
+          if (mailings.length < 2) throw new UsageError('compare needs two mailings or more');
+          const ids = mailings.map((m) => numericId(m, 'MAILING'));
+          const api = await ctx.api();
+          const answers = [];
+          for (const mailing_id of ids) answers.push({ mailing_id, report: await api.get<MailingResponse>(`/response/${mailing_id}`) });
+          if (ctx.format === 'table') return ctx.print(comparison(answers));
+          await ctx.print(answers.map((a) => ({ mailing_id: a.mailing_id, ...a.report })));
+        }),
+      ),
+    ['amsg reports compare 12 13', 'amsg reports compare 12 13 14 --json | jq ".[] | {mailing_id, opened}"'],
+  );
+}
