@@ -280,6 +280,17 @@ describe('the status letters', () => {
     expect(tables()).toBe(before);
   });
 
+  it('a scheduled send whose segment was deleted meanwhile ends in f, saying why', async () => {
+    const search = await ok(s, 'POST', '/1/searches', { body: { name: 'Ann', criteria: ['member_field:first_name', 'eq', 'Ann'] } });
+    const id = await create({ recipients: { segments: [search] } });
+    await ok(s, 'POST', `/1/sms/campaigns/${id}/send`, { body: { scheduled_at: '2026-03-05T00:00:00Z' } });
+    expect(await ok(s, 'DELETE', `/1/searches/${search}`)).toBe(true);
+    s.clock.set('2026-03-05T00:00:00Z');
+    runJobs();
+    expect(await get(id)).toMatchObject({ send_status: 'f', results_message: `search ${search} not found`, total_sent: 0 });
+    expect(s.db.prepare('SELECT COUNT(*) FROM sms_queue').pluck().get()).toBe(0);
+  });
+
   it('a send with no recipients is a 400 naming recipients', async () => {
     const id = await create({ recipients: {} });
     expectFieldError(await s.call('POST', `/1/sms/campaigns/${id}/send`, { body: {} }), 'recipients');
