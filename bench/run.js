@@ -350,12 +350,12 @@ for (const r of rows) console.log(md(r));
 console.log();
 console.log(`ink loaded: ${yesNo('ink')}, react loaded: ${yesNo('react')}, undici loaded: ${yesNo('undici')} (local \`members get\`)`);
 
-// The bulk figures of issues 3 and 4 (imports and exports of a million members, a
-// send to 100,000 by default; BENCH_BULK=0 skips them, BENCH_IMPORT_ROWS /
-// BENCH_EXPORT_ROWS / BENCH_SEND_ROWS scale them down). Each is its own script, so it
+// The bulk figures of issues 3, 4 and 14 (imports and exports of a million members, a
+// mailing and an SMS send to 100,000 by default; BENCH_BULK=0 skips them, BENCH_IMPORT_ROWS /
+// BENCH_EXPORT_ROWS / BENCH_SEND_ROWS / BENCH_SMS_ROWS scale them down). Each is its own script, so it
 // can also be run alone.
 if (process.env.BENCH_BULK !== '0') {
-  for (const script of ['import.js', 'export.js', 'send.js']) {
+  for (const script of ['import.js', 'export.js', 'send.js', 'sms.js']) {
     console.log(`\n--- bench/${script} ---`);
     const r = spawnSync(NODE, [join(ROOT, 'bench', script)], { stdio: 'inherit', env: process.env });
     if (r.status !== 0) fail(`bench/${script} exited ${r.status}`);

@@ -46,6 +46,37 @@ export function register(sim: Command) {
 
   examples(
     sim
+      .command('sms-click <campaign> <member> [link]')
+      .description('simulate a click on a short link of a delivered SMS (the first link unless LINK, an sms_link_id, is given)')
+      .action(
+        action(async (ctx, campaign: string, member: string, link?: string) => {
+          const id = numericId(campaign, 'CAMPAIGN');
+          const sms_link_id = link === undefined ? undefined : numericId(link, 'LINK');
+          const api = await ctx.api();
+          const answer = await api.post(`/sms/campaigns/${id}/sim/click`, { ...memberRef(member), sms_link_id });
+          await ctx.done(answer, `Recorded a click in SMS campaign ${id} by member ${member}.`);
+        }),
+      ),
+    ['amsg sim sms-click 3 ada@example.com', 'amsg sim sms-click 3 42 7', 'amsg sms campaigns clicks 3'],
+  );
+
+  examples(
+    sim
+      .command('sms-reply <campaign> <member> <text>')
+      .description('simulate a reply to a delivered SMS: STOP opts the member out of promotional SMS, START opts back in')
+      .action(
+        action(async (ctx, campaign: string, member: string, text: string) => {
+          const id = numericId(campaign, 'CAMPAIGN');
+          const api = await ctx.api();
+          const answer = await api.post(`/sms/campaigns/${id}/sim/reply`, { ...memberRef(member), text });
+          await ctx.done(answer, `Recorded the reply "${text}" to SMS campaign ${id} by member ${member}.`);
+        }),
+      ),
+    ['amsg sim sms-reply 3 ada@example.com STOP', 'amsg sim sms-reply 3 ada@example.com START'],
+  );
+
+  examples(
+    sim
       .command('forward <mailing> <member>')
       .description('a member (id or e-mail) forwards its message (the service\'s POST /forwards); new addresses join with status f')
       .requiredOption('--to <email>', 'forward to this address (repeatable, or a comma list)', collectList)

@@ -18,6 +18,7 @@ import * as mailings from '../../commands/mailings.js';
 import * as triggers from '../../commands/triggers.js';
 import * as sim from '../../commands/sim.js';
 import * as reports from '../../commands/reports.js';
+import * as sms from '../../commands/sms.js';
 
 /**
  * The top-level commands: name, one-line description, and the module that defines
@@ -34,8 +35,9 @@ const COMMANDS: Record<string, [description: string, module: { register(cmd: Com
   exports: ['audience and individual member exports', exportsCommand],
   mailings: ['mailings: create, send, wait, pause, cancel, resend, forward, split-test winners, messages', mailings],
   triggers: ['triggers: automated sends of a parent mailing (deprecated in the service)', triggers],
-  sim: ['simulate engagement with sent messages: opens, clicks, bounces, shares, opt-outs, forwards', sim],
   reports: ['response reports: how mailings did (sends, opens, clicks, bounces, opt-outs, links), live with --watch', reports],
+  sim: ['simulate engagement with sent messages: opens, clicks, bounces, shares, opt-outs, forwards; SMS clicks and replies', sim],
+  sms: ['SMS campaigns, credit usage, settings, segment counts', sms],
   fields: ['custom member fields', fields],
   webhooks: ['webhooks', webhooks],
   keys: ['API key pairs', keys],

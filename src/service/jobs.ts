@@ -1,6 +1,6 @@
 /**
  * The one job runner: whichever process holds the database advances due work in
- * short slices: member imports (POST /members) first, then mailing sends, then the
+ * short slices: member imports (POST /members) first, then mailing and SMS sends, then the
  * refresh of saved searches whose stored result may be stale. `amsg serve` calls it
  * in the background, the local transport after each request.
  */
@@ -8,6 +8,7 @@ import type { Db } from '../store/db.js';
 import type { Clock } from './clock.js';
 import { advanceImports } from './imports/index.js';
 import { advanceMailings } from './sending.js';
+import { advanceSms } from './sms/sending.js';
 import { advanceSearches, ownWrites } from './searches.js';
 
 /** Runs due jobs for up to budgetMs; answers whether work is left. */
@@ -17,6 +18,8 @@ export function advanceJobs(db: Db, clock: Clock, budgetMs: number): boolean {
   const importsLeft = advanceImports(db, clock, budgetMs);
   // A send writes messages and histories, nothing a search looks at: it makes no search stale.
   const mailingsLeft = ownWrites(db, () => advanceMailings(db, clock, left()));
+  // Likewise an SMS send: deliveries, totals and credit usage only.
+  const smsLeft = ownWrites(db, () => advanceSms(db, clock, left()));
   const searchesLeft = advanceSearches(db, clock, left());
-  return importsLeft || mailingsLeft || searchesLeft;
+  return importsLeft || mailingsLeft || smsLeft || searchesLeft;
 }

@@ -29,8 +29,8 @@ import { localActor } from './accounts.js';
 import { FieldCatalog } from './fields.js';
 import { searchMembersSql } from './searches.js';
 import { missingRequiredTags } from './personalization.js';
-import { audienceOf, declareWinner, mailingRow, setStatus, variantResults, variantsOf, type MailingRow } from './mailings.js';
 import { countBuilt, openResponse, testShareSplit } from './reports.js';
+import { audienceOf, declareWinner, mailingRow, setStatus, variantResults, variantsOf, type AudienceRef, type MailingRow } from './mailings.js';
 
 /** Recipients built into messages per transaction. */
 const BUILD_BATCH = 10_000;
@@ -110,15 +110,28 @@ function fail(ctx: Ctx, mailingId: number, message: string) {
 
 /** SQL selecting the member ids of a mailing's audience (with repeats), with its parameters. */
 export function audienceSql(ctx: Ctx, mailingId: number): { sql: string; params: unknown[] } {
+  return audienceSqlOf(ctx, audienceOf(ctx, mailingId));
+}
+
+/**
+ * SQL selecting the live members of these references (with repeats) that meet
+ * `memberCondition` (on `m`): a mailing's take statuses a and f; an SMS campaign's take
+ * their SMS consent instead (src/service/sms/sending.ts).
+ */
+export function audienceSqlOf(
+  ctx: Ctx,
+  refs: readonly AudienceRef[],
+  memberCondition = "m.member_status_id IN ('a','f')",
+): { sql: string; params: unknown[] } {
   const include: string[] = [];
   const suppress: string[] = [];
   const params: { include: unknown[]; suppress: unknown[] } = { include: [], suppress: [] };
   const byKind = new Map<string, number[]>();
-  for (const a of audienceOf(ctx, mailingId)) {
+  for (const a of refs) {
     const key = `${a.role}:${a.kind}`;
     // Pushed, not copied: a copy per reference cost 73 s for 100,000 members named individually.
-    const refs = byKind.get(key);
-    if (refs) refs.push(a.ref_id);
+    const listed = byKind.get(key);
+    if (listed) listed.push(a.ref_id);
     else byKind.set(key, [a.ref_id]);
     if (a.kind === 'search' || a.kind === 'segment') {
       const q = searchMembersSql(ctx, a.ref_id);
@@ -141,7 +154,7 @@ export function audienceSql(ctx: Ctx, mailingId: number): { sql: string; params:
   return {
     sql: `SELECT m.member_id FROM (${include.join(' UNION ALL ')}) source
            CROSS JOIN members m ON m.member_id = source.member_id
-           WHERE m.account_id = ? AND m.deleted_at IS NULL AND m.member_status_id IN ('a','f')
+           WHERE m.account_id = ? AND m.deleted_at IS NULL AND ${memberCondition}
              AND m.member_id NOT IN (${suppress.join(' UNION ')})`,
     params: [...params.include, ctx.accountId, ...params.suppress],
   };

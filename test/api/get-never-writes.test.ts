@@ -41,6 +41,13 @@ beforeAll(async () => {
   await ok(s, 'POST', `/1/members/imports/${imp}/rows`, { body: { columns: ['email'], rows: [['cy@example.com'], ['ann@example.com']] } });
   await ok(s, 'POST', `/1/members/imports/${imp}/finish`, { body: {} });
   const exp = (await ok(s, 'POST', '/1/exports', { body: { user_id: 'owner@localhost' } })).export_id;
+  await ok(s, 'PUT', `/1/members/${member}`, { body: { sms: { phone_number: '+4791234501', promotional_status: 'a' } } });
+  const campaign = await ok(s, 'POST', '/1/sms/campaigns', {
+    body: { sms_campaign_name: 'Sale', message: 'https://shop.example.com/', from_phone_number: '+15555550100', recipients: { members: [member] }, shorten_links: true },
+  });
+  await ok(s, 'POST', `/1/sms/campaigns/${campaign}/send`, { body: {} });
+  for (let i = 0; i < 1000 && advanceJobs(s.db, s.clock, 1_000); i++);
+  await ok(s, 'POST', `/1/sms/campaigns/${campaign}/sim/click`, { body: { member_id: member } });
   Object.assign(ids, {
     member_id: member,
     email: 'ann%40example.com',
@@ -54,6 +61,7 @@ beforeAll(async () => {
     import_id: imp,
     export_id: exp,
     field_id: birthday,
+    campaign_id: campaign,
   });
 });
 afterAll(() => s.close());
@@ -62,6 +70,11 @@ const snapshot = () =>
   (s.db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").pluck().all() as string[]).map((t) =>
     JSON.stringify(s.db.prepare(`SELECT * FROM "${t}"`).all()),
   );
+
+/** The query a GET route requires. */
+const QUERIES: Record<string, Record<string, string>> = {
+  '/{account_id}/sms/billing/credit_usage': { from_date: '2026-03-01', to_date: '2026-04-01' },
+};
 
 describe('every GET route leaves the database as it was', () => {
   const gets = ROUTES.filter((r) => r.method === 'GET');
@@ -76,7 +89,7 @@ describe('every GET route leaves the database as it was', () => {
     const before = snapshot();
     const changes = s.db.prepare('SELECT total_changes()').pluck();
     const counted = changes.get();
-    const res = await s.call('GET', url);
+    const res = await s.call('GET', url, { query: QUERIES[path] });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(changes.get()).toBe(counted);
     expect(snapshot()).toEqual(before);

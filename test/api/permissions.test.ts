@@ -38,7 +38,7 @@ describe('the permission table', () => {
   it('every route says who may call it, and the table has each kind', () => {
     for (const r of ROUTES) expect(Object.keys(ACCESS_NEEDS), r.op).toContain(r.access);
     const kinds = new Set(ROUTES.map((r) => r.access));
-    expect([...kinds].sort()).toEqual(['manager', 'people', 'user']);
+    expect([...kinds].sort()).toEqual(['billing', 'manager', 'people', 'user']);
   });
 
   it('the openapi document carries it as x-amsg-access', async () => {
@@ -74,9 +74,10 @@ describe('the permission table', () => {
         });
         expect(changes.get(), `${who} ${r.op} wrote`).toBe(before);
       }
-    // Users are refused every manager and people operation, managers the people ones.
+    // Users are refused every manager and people operation, managers the people ones;
+    // everyone but the user with billing access is refused the billing ones.
     const count = (a: Access) => ROUTES.filter((r) => r.access === a).length;
-    expect(refused).toBe(2 * (count('manager') + count('people')) + count('people'));
+    expect(refused).toBe(2 * (count('manager') + count('people')) + count('people') + 3 * count('billing'));
   });
 
   it('a user may not list keys or users, export, delete fields or purge (what the probe found)', async () => {

@@ -13,7 +13,16 @@ import { advanceJobs } from '../../src/service/jobs.js';
 import { addMember, createField, createGroups, ok } from './util.js';
 
 /** Tables that grow with the audience (members) or with what is sent to it. */
-const LARGE_TABLES = ['members', 'mailing_messages', 'import_ledger', 'mailing_clicks', 'mailing_queue', 'mailing_optouts'];
+const LARGE_TABLES = [
+  'members',
+  'mailing_messages',
+  'import_ledger',
+  'mailing_clicks',
+  'mailing_queue',
+  'mailing_optouts',
+  'sms_deliveries',
+  'sms_clicks',
+];
 
 let s: TestService;
 const id: Record<string, number> = {};
@@ -71,6 +80,16 @@ beforeAll(async () => {
   for (const kind of ['open', 'click', 'share', 'bounce', 'optout'])
     await ok(s, 'POST', `/1/sim/${kind}`, { body: { mailing_id: id.mailing, member_id: id.ann } });
   await ok(s, 'POST', `/1/forwards/${id.mailing}/${id.bob}`, { body: { recipient_emails: ['fwd@example.com'] } });
+
+  for (const [who, phone] of [['ann', '+4791234501'], ['bob', '+4791234502']] as const)
+    await ok(s, 'PUT', `/1/members/${id[who]}`, { body: { sms: { phone_number: phone } } });
+  id.campaign = await ok(s, 'POST', '/1/sms/campaigns', {
+    body: { sms_campaign_name: 'Sale', message: 'Hi [% member:first_name %] https://shop.example.com/', from_phone_number: '+15555550100', recipients: { groups: [id.gold] }, shorten_links: true },
+  });
+  await ok(s, 'POST', `/1/sms/campaigns/${id.campaign}/send`, { body: {} });
+  for (let i = 0; i < 100 && advanceJobs(s.db, s.clock, 1_000); i++);
+  await ok(s, 'POST', `/1/sms/campaigns/${id.campaign}/sim/click`, { body: { member_id: id.ann } });
+  await ok(s, 'POST', `/1/sms/campaigns/${id.campaign}/sim/click`, { body: { member_id: id.bob } });
 });
 afterAll(() => s.close());
 
@@ -142,6 +161,17 @@ const ROUTES: ListRoute[] = [
   { path: '/1/response/{mailing}/clicks', query: { member_id: '{ann}' } },
   { path: '/1/response/{mailing}/clicks', query: { link_id: '{link}' } },
   { path: '/1/response/{mailing}/clicks', query: { member_id: '{ann}', link_id: '{link}' } },
+  // SMS campaigns, their deliveries and clicks, credit usage.
+  { path: '/1/sms/campaigns' },
+  { path: '/1/sms/campaigns', query: { include_archived: 'true', start: '0', end: '10' } },
+  { path: '/1/sms/campaigns/{campaign}' },
+  { path: '/1/sms/campaigns/{campaign}/deliveries' },
+  { path: '/1/sms/campaigns/{campaign}/deliveries', query: { start: '1', end: '2' } },
+  { path: '/1/sms/campaigns/{campaign}/deliveries', query: { count: 'true' } },
+  { path: '/1/sms/campaigns/{campaign}/clicks' },
+  { path: '/1/sms/campaigns/{campaign}/clicks', query: { count: 'true' } },
+  { path: '/1/sms/billing/credit_usage', query: { from_date: '2026-01-01', to_date: '2027-01-01' } },
+  { path: '/1/accounts/sms_settings' },
 ];
 
 describe('list routes read in index order, without a sort or a scan of the audience', () => {

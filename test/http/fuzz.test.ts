@@ -408,13 +408,14 @@ function poolsOf(account: number): Pools {
       (k) => !protectedKeys.includes(k),
     ),
     user_id: ids('SELECT user_id FROM users WHERE account_id = ?'),
+    campaign_id: ids('SELECT sms_campaign_id FROM sms_campaigns WHERE account_id = ? LIMIT 20'),
     field_name: [...(db.prepare('SELECT shortcut_name FROM fields WHERE account_id = ?').pluck().all(account) as string[]), 'email', 'phone_number', 'groups'],
   };
 }
 
 /** Everything of account 1 a key of account 2 could change, as text. */
 function accountOneState(): string {
-  const tables = ['members', 'member_groups', 'group_members', 'fields', 'subscriptions', 'subscription_members', 'searches', 'mailings', 'member_imports', 'exports', 'triggers', 'users', 'api_keys', 'member_optouts'];
+  const tables = ['members', 'member_groups', 'group_members', 'fields', 'subscriptions', 'subscription_members', 'searches', 'mailings', 'member_imports', 'exports', 'triggers', 'users', 'api_keys', 'member_optouts', 'sms_campaigns', 'sms_settings'];
   return JSON.stringify(
     tables.map((t) => {
       const cols = (db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(t) as string[]).filter((c) => !/cached|stale|refresh/.test(c));
@@ -502,6 +503,15 @@ async function setUp() {
     await call(key, 'POST', `/${account}/members/imports/${imp.import_id}/rows`, { columns: ['email', `${tag}_city`], rows: [[`${tag}-i@example.org`, `${tag}town`]], offset: 0 });
     await call(key, 'POST', `/${account}/exports`, { user_id: `${tag}@example.org` });
     await call(key, 'POST', `/${account}/exports/members/${members[0]}`, {});
+    await call(key, 'PUT', `/${account}/members/${members[0]}`, { sms: { phone_number: `+4790000${account}01`, promotional_status: 'a' } });
+    const sms = await call(key, 'POST', `/${account}/sms/campaigns`, {
+      sms_campaign_name: `${tag} sms`,
+      message: `Hi ${tag} https://${tag}.example.org/`,
+      from_phone_number: '+15555550100',
+      recipients: { groups: [gold] },
+      shorten_links: true,
+    });
+    await call(key, 'POST', `/${account}/sms/campaigns/${sms}/send`, {});
   }
 }
 

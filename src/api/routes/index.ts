@@ -9,6 +9,19 @@ import { exportRoutes } from './exports.js';
 import { searchRoutes } from './searches.js';
 import { mailingRoutes } from './mailings.js';
 import { reportRoutes } from './reports.js';
+import { smsRoutes } from './sms.js';
 
-/** Every operation of the service, spec and extensions: the one route table. */
-export const ROUTES: Route[] = [...mailingRoutes, ...memberRoutes, ...importRoutes, ...exportRoutes, ...groupRoutes, ...subscriptionRoutes, ...searchRoutes, ...fieldRoutes, ...accountRoutes, ...reportRoutes];
+/** Every operation of the service, spec and extensions: the one route table (one line a resource, so parallel work merges). */
+export const ROUTES: Route[] = [
+  ...mailingRoutes,
+  ...memberRoutes,
+  ...importRoutes,
+  ...exportRoutes,
+  ...groupRoutes,
+  ...subscriptionRoutes,
+  ...searchRoutes,
+  ...fieldRoutes,
+  ...accountRoutes,
+  ...reportRoutes,
+  ...smsRoutes,
+];
