@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { action, examples, UsageError } from '../src/cli/context.js';
+import { action, examples } from '../src/cli/context.js';
 
 export function register(seed: Command) {
   examples(
@@ -11,8 +11,7 @@ export function register(seed: Command) {
       .action(
         action(async (ctx, files: string[], o: { reset?: boolean; dryRun?: boolean }) => {
           // The seeding code (and yaml and faker with it) loads only for this command.
-          const { seed, describeSummary } = await import('../src/cli/seed/seed.js');
-          const { FixtureError } = await import('../src/cli/seed/shape.js');
+          const { seed, describeSummary, fixtureRefusal } = await import('../src/cli/seed/seed.js');
           const api = await ctx.api();
           if (o.reset && !o.dryRun) await ctx.confirm('empty the account before seeding it');
           try {
@@ -26,9 +25,7 @@ export function register(seed: Command) {
               );
             else await ctx.print(result.ids);
           } catch (err) {
-            if (err instanceof FixtureError)
-              throw new UsageError(`the fixture was refused, nothing was written:\n${err.problems.map((p) => `amsg: ${p.file}: ${p.path || '(top level)'}: ${p.reason}`).join('\n')}`);
-            throw err;
+            throw fixtureRefusal(err);
           }
         }),
       ),

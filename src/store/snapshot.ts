@@ -17,6 +17,11 @@
 import Database from 'better-sqlite3';
 import { chmodSync, existsSync, renameSync, rmSync } from 'node:fs';
 import { MIGRATIONS } from './migrations/index.js';
+import { NATIVE_BINDING } from './db.js';
+
+/** A connection with none of openDb's set-up (no migrations, no triggers): these files are only copied. */
+const open = (file: string, opts: { readonly?: boolean } = {}) =>
+  new Database(file, { ...opts, ...(NATIVE_BINDING ? { nativeBinding: NATIVE_BINDING } : {}) });
 
 /** Every page in one step (better-sqlite3 runs a first step of 0 pages, then asks how many). */
 const ALL_PAGES = { progress: () => 0x7fffffff };
@@ -25,7 +30,7 @@ export class SnapshotError extends Error {}
 
 function openPlain(file: string, readonly: boolean) {
   if (!existsSync(file)) throw new SnapshotError(`no database at ${file}`);
-  const db = new Database(file, { readonly, fileMustExist: true });
+  const db = open(file, { readonly });
   db.pragma('busy_timeout = 10000');
   return db;
 }
@@ -44,7 +49,7 @@ export async function takeSnapshot(dbFile: string, outFile: string): Promise<{ b
   } finally {
     source.close();
   }
-  const copy = new Database(partial);
+  const copy = open(partial);
   copy.pragma('journal_mode = DELETE');
   const bytes = (copy.pragma('page_count', { simple: true }) as number) * (copy.pragma('page_size', { simple: true }) as number);
   copy.close();

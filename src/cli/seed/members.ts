@@ -152,7 +152,9 @@ export const members: Kind<MemberRecord, MemberRow> = {
       // An archived member comes back before the import writes it (members add restores).
       for (const s of steps) if (todo(s).restore) await api.post('/members/add', { email: s.entry.record.email });
       const rows = steps.filter((s) => todo(s).row);
-      if (rows.length) await importRows(run, rows);
+      // The ids of imported members are read back only when something needs them.
+      const needIds = steps.some((s) => !s.entry.record.generated || todo(s).status || todo(s).subscriptions.length || todo(s).archive);
+      if (rows.length) await importRows(run, rows, needIds);
       const idOf = (s: Step<MemberRecord, MemberRow>) => run.id('members', s.entry.key)!;
       const byStatus = new Map<string, number[]>();
       for (const s of steps) {
@@ -232,11 +234,11 @@ async function membershipsOf(run: SeedRun, entries: Entry<MemberRecord>[]) {
  * in batches of 2,000, and learns the ids of those it added. A row the service
  * refuses fails the seed, naming the record in the file.
  */
-async function importRows(run: SeedRun, steps: Step<MemberRecord, MemberRow>[]) {
+async function importRows(run: SeedRun, steps: Step<MemberRecord, MemberRow>[], needIds: boolean) {
   const { api } = run;
   const { import_id } = await api.post<{ import_id: number }>('/members/imports', { source_name: 'amsg seed' });
   const refused: string[] = [];
-  for (let offset = 0; offset < steps.length; offset += BATCH) {
+  const send = async (offset: number) => {
     const batch = steps.slice(offset, offset + BATCH);
     const answer = await api.post<{ errors: { index: number; error: string }[] }>(`/members/imports/${import_id}/rows`, {
       members: batch.map((s) => importRow(s.entry.record)),
@@ -246,9 +248,20 @@ async function importRows(run: SeedRun, steps: Step<MemberRecord, MemberRow>[]) 
       const entry = batch[e.index]?.entry;
       refused.push(entry ? `${entry.file}: ${entry.path}: ${e.error}` : e.error);
     }
+  };
+  // Two batches in flight, as `amsg members import` sends them: the service checks
+  // one while it writes the other, and takes them in offset order.
+  let inFlight: Promise<void> | undefined;
+  for (let offset = 0; offset < steps.length; offset += BATCH) {
+    const next = send(offset);
+    next.catch(() => {}); // awaited below; a failure is not unhandled while the one before is awaited
+    if (inFlight) await inFlight;
+    inFlight = next;
   }
+  await inFlight;
   await api.post(`/members/imports/${import_id}/finish`, refused.length ? { error: `${refused.length} row(s) refused` } : {});
   if (refused.length) throw new Error(`the service refused ${refused.length} member(s):\n${refused.slice(0, 20).join('\n')}`);
+  if (!needIds) return;
   for (const m of await allPages<{ member_id: number; email: string }>(api, `/members/imports/${import_id}/members`, { all: true }))
     run.setId('members', m.email, m.member_id);
 }

@@ -9,6 +9,7 @@ import type { Api } from '../../client/api.js';
 import { norm, type Action, type Entry, type Kind, type Ref, type SeedRun, type Step } from './kind.js';
 import { KINDS, resetAccount } from './kinds.js';
 import { Checker, FixtureError, type Problem } from './shape.js';
+import { UsageError } from '../context.js';
 
 /** Top-level keys that describe the file, not the account. */
 const META_KEYS = ['description', 'version'];
@@ -294,4 +295,11 @@ export function describeSummary(result: SeedResult, dryRun: boolean): string[] {
     const parts = (['created', 'updated', 'unchanged'] as const).filter((k) => s[k]).map((k) => `${s[k]} ${verb[k]}`);
     return `${kind}: ${parts.join(', ')}${s.generated ? ` (${s.generated} generated)` : ''}`;
   });
+}
+
+/** A refused fixture as bad usage (exit 2): every problem on its own line, file, path and reason. */
+export function fixtureRefusal(err: unknown, prefix = ''): unknown {
+  if (!(err instanceof FixtureError)) return err;
+  const lines = err.problems.map((p) => `amsg: ${p.file}: ${p.path || '(top level)'}: ${p.reason}`);
+  return new UsageError(`${prefix}the fixture was refused, nothing was written:\n${lines.join('\n')}`);
 }
