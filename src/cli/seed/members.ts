@@ -138,7 +138,8 @@ export const members: Kind<MemberRecord, MemberRow> = {
             (!!r.sms && !sameSms(r.sms, e.sms)),
           restore: !!e.deleted_at && !r.archived,
           status: r.status && r.status !== e.member_status_id ? r.status : undefined,
-          subscriptions: (r.subscriptions ?? []).filter((s) => !subsOf(s)?.has(e.member_id)),
+          // An archived member is in no subscription's lists: left as it is.
+          subscriptions: e.deleted_at && r.archived ? [] : (r.subscriptions ?? []).filter((s) => !subsOf(s)?.has(e.member_id)),
           archive: !!r.archived && !e.deleted_at,
         };
         const changed = todo.row || todo.restore || todo.status || todo.subscriptions.length || todo.archive;
@@ -223,7 +224,10 @@ async function membershipsOf(run: SeedRun, entries: Entry<MemberRecord>[]) {
   }
   for (const name of wantedSubscriptions) {
     const id = run.existing<{ subscription_id: number }>('subscriptions', name)?.subscription_id;
-    const ids = id ? await allPages<{ member_id: number }>(run.api, `/subscriptions/${id}/members`) : [];
+    // Subscribed, or opted out (of it, or of everything): either way the member has its place in it.
+    const ids = id
+      ? [...(await allPages<{ member_id: number }>(run.api, `/subscriptions/${id}/members`)), ...(await allPages<{ member_id: number }>(run.api, `/subscriptions/${id}/optouts`))]
+      : [];
     subscriptions.set(name, new Set(ids.map((m) => m.member_id)));
   }
   return { groups, subscriptions };
