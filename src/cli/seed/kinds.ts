@@ -232,4 +232,4 @@ export async function resetAccount(run: Pick<SeedRun, 'api' | 'note'>): Promise<
 }
 
 /** The fields every new account has; a reset keeps them (as a new account would have them). */
-const STANDARD_FIELDS = new Set(['first_name', 'last_name']);
+export const STANDARD_FIELDS = new Set(['first_name', 'last_name']);

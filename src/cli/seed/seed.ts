@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Api } from '../../client/api.js';
 import { norm, type Action, type Entry, type Kind, type Ref, type SeedRun, type Step } from './kind.js';
-import { KINDS, resetAccount } from './kinds.js';
+import { KINDS, resetAccount, STANDARD_FIELDS } from './kinds.js';
 import { Checker, FixtureError, type Problem } from './shape.js';
 import { UsageError } from '../context.js';
 
@@ -143,7 +143,7 @@ class Run implements SeedRun {
   /** Loads the account's records of a kind (after a reset: none, but the fields a reset keeps). */
   async load(kind: Kind, names: Set<string>, resetFirst: boolean) {
     let found = await kind.existing(this.api, names);
-    if (resetFirst) found = kind.name === 'fields' ? new Map([...found].filter(([k]) => k === 'first_name' || k === 'last_name')) : new Map();
+    if (resetFirst) found = kind.name === 'fields' ? new Map([...found].filter(([k]) => STANDARD_FIELDS.has(k))) : new Map();
     this.accounts.set(kind.name, found);
     const ids = this.ids.get(kind.name)!;
     for (const [k, e] of found) ids.set(k, kind.idOf(e));
