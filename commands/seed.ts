@@ -11,7 +11,7 @@ export function register(seed: Command) {
       .action(
         action(async (ctx, files: string[], o: { reset?: boolean; dryRun?: boolean }) => {
           // The seeding code (and yaml and faker with it) loads only for this command.
-          const { seed, describeSummary, fixtureRefusal } = await import('../src/cli/seed/seed.js');
+          const { seed, describeSummary, reportSeedFailure } = await import('../src/cli/seed/seed.js');
           const api = await ctx.api();
           if (o.reset && !o.dryRun) await ctx.confirm('empty the account before seeding it');
           try {
@@ -25,7 +25,7 @@ export function register(seed: Command) {
               );
             else await ctx.print(result.ids);
           } catch (err) {
-            throw fixtureRefusal(err);
+            reportSeedFailure(ctx, err);
           }
         }),
       ),

@@ -23,7 +23,9 @@ export function register(serve: Command) {
             });
             ctx.note(`started from the snapshot ${o.snapshot}`);
           }
-          const created = o.seed ? await seedBeforeServing(ctx, db, o.seed) : undefined;
+          const seeded = o.seed ? await seedBeforeServing(ctx, db, o.seed) : undefined;
+          if (seeded?.failed) return; // said why; the server does not start half seeded
+          const created = seeded?.created;
           const server = await serve({
             db,
             host: o.host,
@@ -64,15 +66,16 @@ async function seedBeforeServing(ctx: RunContext, db: string, files: string[]) {
   const { initLocalDatabase } = await import('../src/client/local-transport.js');
   const init = initLocalDatabase(db, {});
   const { connect } = await import('../src/client/api.js');
-  const { seed, describeSummary, fixtureRefusal } = await import('../src/cli/seed/seed.js');
+  const { seed, describeSummary, reportSeedFailure } = await import('../src/cli/seed/seed.js');
   const api = await connect({ ...ctx.settings, mode: 'local', db });
   try {
     const result = await seed(api, files, { note: (m) => ctx.note(m) });
     for (const line of describeSummary(result, false)) ctx.note(`--seed: ${line}`);
   } catch (err) {
-    throw fixtureRefusal(err, '--seed: ');
+    reportSeedFailure(ctx, err, '--seed: ');
+    return { failed: true as const };
   } finally {
     await api.close();
   }
-  return init.created ? { public_key: init.public_key!, private_key: init.private_key! } : undefined;
+  return { failed: false as const, created: init.created ? { public_key: init.public_key!, private_key: init.private_key! } : undefined };
 }

@@ -11,6 +11,7 @@ import { initializeLocal } from '../../src/api/local.js';
 import { seed, type SeedResult } from '../../src/cli/seed/seed.js';
 import { FixtureError } from '../../src/cli/seed/shape.js';
 import { KINDS } from '../../src/cli/seed/kinds.js';
+import { SeedError } from '../../src/cli/seed/kind.js';
 import { generateMembers } from '../../src/cli/seed/generate.js';
 
 const NOW = '2026-05-06T07:08:09Z';
@@ -331,6 +332,17 @@ describe('a fixture is refused as a whole, naming file, path and reason', () => 
     expect(lines[0]).toMatch(/^DIR\/bad\.yaml: \(top level\): not valid YAML: .* at line \d+, column \d+$/);
     expect(lines[1]).toBe('DIR/missing.json: (top level): cannot read the file (ENOENT)');
   });
+});
+
+test('a member row the service refuses once writing began fails the seed naming the record (the others are written)', async () => {
+  const b = box();
+  const file = b.write('t.yaml', 'fields: [{shortcut_name: seen, field_type: timestamp}]\nmembers:\n  - {email: ok@example.com}\n  - {email: bad@example.com, fields: {seen: yesterday}}\n');
+  const err = await seed(b.api, [file]).then(() => undefined, (e: Error) => e);
+  expect(err).toBeInstanceOf(SeedError);
+  const lines = err!.message.replaceAll(b.dir, 'DIR').split('\n');
+  expect(lines[0]).toBe('the service refused 1 member(s) of the fixture (the others were written; run the seed again once they are fixed):');
+  expect(lines[1]).toMatch(/^amsg: DIR\/t\.yaml: members\[1\]: .*seen/);
+  expect(await b.api.get('/members', { count: true })).toBe(1);
 });
 
 test('every kind is one declarative entry, and names only kinds written before it (or itself)', () => {

@@ -28,6 +28,9 @@ export interface Step<R, E> {
   detail?: unknown;
 }
 
+/** The service refused part of a fixture it had accepted the shape of (a member row, a send): exit 1, not a stack trace. */
+export class SeedError extends Error {}
+
 /** Names are matched as the service matches them: in any case. */
 export const norm = (name: string) => name.toLowerCase();
 

@@ -8,7 +8,7 @@
 import { ApiError } from '../../errors.js';
 import { allPages } from '../paging.js';
 import { prng } from './generate.js';
-import { listedBy, type Kind, type Ref, type SeedRun } from './kind.js';
+import { listedBy, SeedError, type Kind, type Ref, type SeedRun } from './kind.js';
 import { memberIdByEmail } from './members.js';
 import * as v from './shape.js';
 
@@ -114,8 +114,8 @@ async function waitForSend(run: SeedRun, id: number, name: string) {
     const m = await run.api.get<MailingRow>(`/mailings/${id}`);
     if (m.mailing_status === 'c') return;
     if (m.mailing_status === 'f' || m.mailing_status === 'x')
-      throw new Error(`mailing "${name}" (${id}) did not send: ${m.failure_message ?? `status ${m.mailing_status}`}`);
-    if (Date.now() > deadline) throw new Error(`mailing "${name}" (${id}) is still sending after 10 minutes`);
+      throw new SeedError(`mailing "${name}" (${id}) did not send: ${m.failure_message ?? `status ${m.mailing_status}`}`);
+    if (Date.now() > deadline) throw new SeedError(`mailing "${name}" (${id}) is still sending after 10 minutes`);
     await new Promise((resolve) => setTimeout(resolve, delay));
   }
 }

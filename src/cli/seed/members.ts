@@ -8,7 +8,7 @@ import { seg, type Api } from '../../client/api.js';
 import { ApiError } from '../../errors.js';
 import { allPages } from '../paging.js';
 import { generateMembers, generateShape, type GenerateSpec } from './generate.js';
-import { norm, type Entry, type Kind, type Ref, type SeedRun, type Step } from './kind.js';
+import { norm, SeedError, type Entry, type Kind, type Ref, type SeedRun, type Step } from './kind.js';
 import type { FieldRow } from './kinds.js';
 import * as v from './shape.js';
 
@@ -264,7 +264,13 @@ async function importRows(run: SeedRun, steps: Step<MemberRecord, MemberRow>[], 
   }
   await inFlight;
   await api.post(`/members/imports/${import_id}/finish`, refused.length ? { error: `${refused.length} row(s) refused` } : {});
-  if (refused.length) throw new Error(`the service refused ${refused.length} member(s):\n${refused.slice(0, 20).join('\n')}`);
+  if (refused.length)
+    throw new SeedError(
+      `the service refused ${refused.length} member(s) of the fixture (the others were written; run the seed again once they are fixed):\n${refused
+        .slice(0, 20)
+        .map((line) => `amsg: ${line}`)
+        .join('\n')}`,
+    );
   if (!needIds) return;
   for (const m of await allPages<{ member_id: number; email: string }>(api, `/members/imports/${import_id}/members`, { all: true }))
     run.setId('members', m.email, m.member_id);

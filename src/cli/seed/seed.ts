@@ -6,10 +6,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Api } from '../../client/api.js';
-import { norm, type Action, type Entry, type Kind, type Ref, type SeedRun, type Step } from './kind.js';
+import { norm, SeedError, type Action, type Entry, type Kind, type Ref, type SeedRun, type Step } from './kind.js';
 import { KINDS, resetAccount, STANDARD_FIELDS } from './kinds.js';
 import { Checker, FixtureError, type Problem } from './shape.js';
-import { UsageError } from '../context.js';
+import { EXIT, UsageError, type RunContext } from '../context.js';
 
 /** Top-level keys that describe the file, not the account. */
 const META_KEYS = ['description', 'version'];
@@ -297,8 +297,21 @@ export function describeSummary(result: SeedResult, dryRun: boolean): string[] {
   });
 }
 
-/** A refused fixture as bad usage (exit 2): every problem on its own line, file, path and reason. */
-export function fixtureRefusal(err: unknown, prefix = ''): unknown {
+/**
+ * How a command reports a failed seed: a refused fixture is bad usage (exit 2), every
+ * problem on its own line with file, path and reason; what the service refused once
+ * writing began (a member row, a send) exits 1 with the same kind of lines.
+ */
+export function reportSeedFailure(ctx: RunContext, err: unknown, prefix = ''): void {
+  if (err instanceof SeedError) {
+    ctx.stderr.write(`amsg: ${prefix}${err.message}\n`);
+    process.exitCode = EXIT.refused;
+    return;
+  }
+  throw fixtureRefusal(err, prefix);
+}
+
+function fixtureRefusal(err: unknown, prefix: string): unknown {
   if (!(err instanceof FixtureError)) return err;
   const lines = err.problems.map((p) => `amsg: ${p.file}: ${p.path || '(top level)'}: ${p.reason}`);
   return new UsageError(`${prefix}the fixture was refused, nothing was written:\n${lines.join('\n')}`);
