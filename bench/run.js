@@ -355,7 +355,7 @@ console.log(`ink loaded: ${yesNo('ink')}, react loaded: ${yesNo('react')}, undic
 // BENCH_EXPORT_ROWS / BENCH_SEND_ROWS / BENCH_SMS_ROWS scale them down). Each is its own script, so it
 // can also be run alone.
 if (process.env.BENCH_BULK !== '0') {
-  for (const script of ['import.js', 'export.js', 'send.js', 'sms.js']) {
+  for (const script of ['import.js', 'export.js', 'send.js', 'sms.js', ...(process.env.BENCH_SEED === '0' ? [] : ['seed.js'])]) {
     console.log(`\n--- bench/${script} ---`);
     const r = spawnSync(NODE, [join(ROOT, 'bench', script)], { stdio: 'inherit', env: process.env });
     if (r.status !== 0) fail(`bench/${script} exited ${r.status}`);

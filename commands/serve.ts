@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { action, examples, UsageError } from '../src/cli/context.js';
+import { action, examples, UsageError, type RunContext } from '../src/cli/context.js';
 
 export function register(serve: Command) {
   examples(
@@ -7,23 +7,35 @@ export function register(serve: Command) {
       .option('--host <host>', 'address to listen on', '127.0.0.1')
       .option('--port <n>', 'port (0 picks a free one)', '8080')
       .option('--rate-limit <n>', 'requests per API key per minute (off by default)')
+      .option('--seed <files...>', 'seed the database from fixture files before listening (see amsg seed)')
+      .option('--snapshot <file>', 'start from a snapshot (amsg db snapshot): its contents replace the database first')
       .action(
-        action(async (ctx, o: { host: string; port: string; rateLimit?: string }) => {
+        action(async (ctx, o: { host: string; port: string; rateLimit?: string; seed?: string[]; snapshot?: string }) => {
           if (!/^\d+$/.test(o.port) || Number(o.port) > 65535) throw new UsageError(`--port must be 0-65535, got "${o.port}"`);
           if (o.rateLimit !== undefined && !/^[1-9]\d*$/.test(o.rateLimit))
             throw new UsageError(`--rate-limit must be a positive whole number, got "${o.rateLimit}"`);
           const { serve } = await import('../src/server/index.js');
           const db = ctx.settings.db;
+          if (o.snapshot) {
+            const { restoreSnapshot, SnapshotError } = await import('../src/store/snapshot.js');
+            await restoreSnapshot(o.snapshot, db).catch((err) => {
+              throw err instanceof SnapshotError ? new UsageError(`--snapshot: ${err.message}`) : err;
+            });
+            ctx.note(`started from the snapshot ${o.snapshot}`);
+          }
+          const seeded = o.seed ? await seedBeforeServing(ctx, db, o.seed) : undefined;
+          if (seeded?.failed) return; // said why; the server does not start half seeded
+          const created = seeded?.created;
           const server = await serve({
             db,
             host: o.host,
             port: Number(o.port),
             rateLimit: o.rateLimit ? Number(o.rateLimit) : undefined,
+            resetTo: o.seed ? undefined : o.snapshot,
+            keepStartingState: !!o.seed,
           });
-          if (server.created)
-            ctx.note(
-              `created ${db}; API key (shown only now): ${server.created.public_key}:${server.created.private_key}`,
-            );
+          const keys = created ?? server.created;
+          if (keys) ctx.note(`created ${db}; API key (shown only now): ${keys.public_key}:${keys.private_key}`);
           ctx.note(`serving ${db} at ${server.url} (Ctrl-C stops)`);
           // The base URL alone on stdout, so scripts can read it.
           process.stdout.write(`${server.url}\n`);
@@ -37,6 +49,33 @@ export function register(serve: Command) {
           });
         }),
       ),
-    ['amsg serve --port 8080', 'amsg serve --db /tmp/sandbox.db --port 0 --rate-limit 600'],
+    [
+      'amsg serve --port 8080',
+      'amsg serve --db /tmp/sandbox.db --port 0 --rate-limit 600',
+      'amsg serve --db /tmp/ci.db --port 0 --seed fixtures/ci.yaml     # POST /_sandbox/reset goes back to the seeded state',
+      'amsg serve --db /tmp/ci.db --snapshot seeded.db',
+    ],
   );
+}
+
+/**
+ * Seeds the database through the local engine (the same operations as `amsg seed`)
+ * before the server listens, setting the file up first if it is new.
+ */
+async function seedBeforeServing(ctx: RunContext, db: string, files: string[]) {
+  const { initLocalDatabase } = await import('../src/client/local-transport.js');
+  const init = initLocalDatabase(db, {});
+  const { connect } = await import('../src/client/api.js');
+  const { seed, describeSummary, reportSeedFailure } = await import('../src/cli/seed/seed.js');
+  const api = await connect({ ...ctx.settings, mode: 'local', db });
+  try {
+    const result = await seed(api, files, { note: (m) => ctx.note(m) });
+    for (const line of describeSummary(result, false)) ctx.note(`--seed: ${line}`);
+  } catch (err) {
+    reportSeedFailure(ctx, err, '--seed: ');
+    return { failed: true as const };
+  } finally {
+    await api.close();
+  }
+  return { failed: false as const, created: init.created ? { public_key: init.public_key!, private_key: init.private_key! } : undefined };
 }

@@ -19,6 +19,8 @@ import * as triggers from '../../commands/triggers.js';
 import * as sim from '../../commands/sim.js';
 import * as reports from '../../commands/reports.js';
 import * as sms from '../../commands/sms.js';
+import * as seed from '../../commands/seed.js';
+import * as db from '../../commands/db.js';
 
 /**
  * The top-level commands: name, one-line description, and the module that defines
@@ -42,6 +44,8 @@ const COMMANDS: Record<string, [description: string, module: { register(cmd: Com
   webhooks: ['webhooks', webhooks],
   keys: ['API key pairs', keys],
   users: ['users of the account, with roles and permissions', users],
+  seed: ['seed the account from fixture files (JSON or YAML): names resolved, idempotent, ids printed', seed],
+  db: ['snapshots of the local database: snapshot, restore', db],
   serve: ['serve the local database over HTTP (HTTP Basic auth with an API key pair)', serve],
   config: ['configuration profiles', config],
   api: ['the raw service interface: OpenAPI document, single requests', api],

@@ -4,6 +4,10 @@ import { initialize } from '../service/accounts.js';
 import { advanceJobs } from '../service/jobs.js';
 import { ImportWriter } from '../service/import-writer.js';
 import { startServer, type RunningServer } from './server.js';
+import { restoreSnapshot, takeSnapshot } from '../store/snapshot.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** How long one slice of background jobs may hold the event loop (one import batch may overrun it). */
 export const JOB_SLICE_MS = 4;
@@ -13,6 +17,10 @@ export interface ServeRequest {
   host?: string;
   port?: number;
   rateLimit?: number;
+  /** A snapshot file `POST /_sandbox/reset` restores (the one `--snapshot` started from). */
+  resetTo?: string;
+  /** Take a snapshot of the database as it is at start, for `POST /_sandbox/reset` (after `--seed`). */
+  keepStartingState?: boolean;
 }
 
 /**
@@ -24,7 +32,25 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
   const clock = clockFromEnv();
   const init = initialize(db, clock);
   const importWriter = ImportWriter.for(req.db);
-  const running = await startServer({ db, clock, host: req.host, port: req.port, rateLimit: req.rateLimit, importWriter });
+  // The state POST /_sandbox/reset goes back to: the snapshot it started from, or one
+  // taken now of a seeded or new database (a new one is tiny). A large database served
+  // as it is gets none: copying it at every start would cost more than most want.
+  let resetTo = req.resetTo;
+  let ownSnapshotDir: string | undefined;
+  if (!resetTo && (req.keepStartingState || init.created)) {
+    ownSnapshotDir = mkdtempSync(join(tmpdir(), 'amsg-sandbox-'));
+    resetTo = join(ownSnapshotDir, 'start.db');
+    await takeSnapshot(req.db, resetTo);
+  }
+  const running = await startServer({
+    db,
+    clock,
+    host: req.host,
+    port: req.port,
+    rateLimit: req.rateLimit,
+    importWriter,
+    sandboxReset: resetTo ? () => restoreSnapshot(resetTo, req.db) : undefined,
+  });
   // Due jobs run in the background, in short slices so requests are not held up:
   // a slice holds the event loop (and every request waiting on it) for its whole
   // length, so the mixed-load p99 was about the slice (50 ms, bench/mixed.js). With
@@ -48,6 +74,7 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
       await running.close();
       await importWriter?.close();
       db.close();
+      if (ownSnapshotDir) rmSync(ownSnapshotDir, { recursive: true, force: true });
     },
   };
 }

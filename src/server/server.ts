@@ -26,7 +26,12 @@ export interface ServeOptions {
   rateLimit?: number;
   /** Writes streamed-import batches on its own thread. */
   importWriter?: ImportWriter;
+  /** Puts the database back in the state the server started with (`POST /_sandbox/reset`); absent: there is none. */
+  sandboxReset?: () => Promise<void>;
 }
+
+/** The sandbox-only route: not part of the service's interface, so not in the route table or openapi.json. */
+export const SANDBOX_RESET_PATH = '/_sandbox/reset';
 
 export interface RunningServer {
   url: string;
@@ -271,6 +276,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       const wait = limiter?.hit(credentials(header!)![0], Date.now());
       if (wait)
         return answerUnread(req, res, { status: 403, body: { error: 'Rate Limit Exceeded' } }, { 'retry-after': String(wait) }, lingering);
+      if (rawPath === SANDBOX_RESET_PATH) return sandboxReset(req, res, actor.role);
       const query: Record<string, string> = {};
       if (q >= 0) for (const [k, v] of new URLSearchParams(target.slice(q + 1))) query[k] = v;
       const request = { method: req.method ?? 'GET', path: rawPath, query, body: '', actor };
@@ -284,6 +290,24 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       fail(res, err);
     }
   });
+  /**
+   * `POST /_sandbox/reset`: the owner's key only (it replaces every account's data),
+   * answered once the starting state is back. Requests that arrive meanwhile wait on
+   * SQLite's lock and then see the restored state.
+   */
+  const sandboxReset = (req: http.IncomingMessage, res: http.ServerResponse, role: string) => {
+    req.resume();
+    if (req.method !== 'POST') return send(res, { status: 405, body: { error: `${SANDBOX_RESET_PATH} takes POST` } }, { allow: 'POST' });
+    if (role !== 'owner')
+      return send(res, { status: 403, body: { error: `forbidden: ${SANDBOX_RESET_PATH} needs the owner's key (it restores every account)`, access: 'owner' } });
+    if (!opts.sandboxReset)
+      return send(res, {
+        status: 409,
+        body: { error: 'this server has no starting state to reset to: start it with --seed FILE or --snapshot FILE (or on a new database file)' },
+      });
+    opts.sandboxReset().then(() => send(res, { status: 200, body: true }), (err) => fail(res, err));
+  };
+
   server.keepAliveTimeout = 5_000;
   server.on('clientError', refuseMalformed);
 

@@ -10,7 +10,7 @@ export type Db = Database.Database;
  * The addon's path, so better-sqlite3 loads it directly instead of having the
  * `bindings` package search a dozen directories on every start.
  */
-const NATIVE_BINDING: string | undefined = (() => {
+export const NATIVE_BINDING: string | undefined = (() => {
   try {
     return createRequire(import.meta.url).resolve('better-sqlite3/build/Release/better_sqlite3.node');
   } catch {

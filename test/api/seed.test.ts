@@ -1,0 +1,356 @@
+import Database from 'better-sqlite3';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { Api } from '../../src/client/api.js';
+import { LocalTransport } from '../../src/client/local-transport.js';
+import { initializeLocal } from '../../src/api/local.js';
+import { seed, type SeedResult } from '../../src/cli/seed/seed.js';
+import { FixtureError } from '../../src/cli/seed/shape.js';
+import { KINDS } from '../../src/cli/seed/kinds.js';
+import { SeedError } from '../../src/cli/seed/kind.js';
+import { generateMembers } from '../../src/cli/seed/generate.js';
+
+const NOW = '2026-05-06T07:08:09Z';
+const fixture = (name: string) => fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url));
+
+beforeAll(() => {
+  process.env.AMSG_NOW = NOW;
+});
+
+interface Box {
+  dir: string;
+  file: string;
+  api: Api;
+  write(name: string, text: string): string;
+}
+const boxes: Box[] = [];
+
+/** A new database (with the standard fields, as `amsg init` makes it) and an Api over it, as local mode has. */
+function box(): Box {
+  const dir = mkdtempSync(join(tmpdir(), 'amsg-seed-'));
+  const file = join(dir, 'amsg.db');
+  initializeLocal(file);
+  const b = {
+    dir,
+    file,
+    api: new Api(new LocalTransport(file, 1), 1),
+    write: (name: string, text: string) => {
+      const path = join(dir, name);
+      writeFileSync(path, text);
+      return path;
+    },
+  };
+  boxes.push(b);
+  return b;
+}
+afterEach(async () => {
+  for (const b of boxes.splice(0)) {
+    await b.api.close();
+    rmSync(b.dir, { recursive: true, force: true });
+  }
+});
+
+/** Every row of every table, hashed: two databases with the same digest hold the same data. */
+function digest(file: string, only?: string[]): string {
+  const db = new Database(file, { readonly: true });
+  try {
+    const hash = createHash('sha256');
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[];
+    for (const t of tables) {
+      if (only && !only.includes(t)) continue;
+      hash.update(`${t}\n`);
+      for (const row of db.prepare(`SELECT * FROM "${t}"`).raw().iterate()) hash.update(JSON.stringify(row));
+    }
+    return hash.digest('hex');
+  } finally {
+    db.close();
+  }
+}
+
+/** The problems of a refused fixture, as lines. */
+async function refusal(b: Box, files: string[]): Promise<string[]> {
+  try {
+    await seed(b.api, files);
+  } catch (err) {
+    if (err instanceof FixtureError) return err.message.split('\n').map((l) => l.replaceAll(b.dir, 'DIR'));
+    throw err;
+  }
+  throw new Error('the fixture was not refused');
+}
+
+describe('a fixture with one of everything (fixtures/small.yaml)', () => {
+  test('every kind is written, references resolved, ids mapped by name', async () => {
+    const b = box();
+    const result = await seed(b.api, [fixture('small.yaml')]);
+    expect(result.ids).toEqual({
+      fields: { city: 3, birthday: 4, score: 5, plan: 6 },
+      groups: { Gold: 1, Newsletter: 2 },
+      subscriptions: { 'Product news': 1 },
+      searches: { Oslo: 1, 'Gold in Oslo': 2, 'High scorers': 3 },
+      members: { 'ada@example.com': 1, 'kari@example.no': 2, 'ola@example.no': 3, 'gone@example.org': 4 },
+      mailings: { Welcome: 1, 'Summer sale': 2 },
+      triggers: { 'Birthday greeting': 1 },
+    });
+    expect(result.summary.members).toEqual({ created: 4, updated: 0, unchanged: 0 });
+    const { api } = b;
+    // A search names another search by name: saved with its id.
+    expect(((await api.get('/searches/2')) as any).criteria).toBe('["and",["search","eq",1],["group","eq","Gold"]]');
+    expect(((await api.get('/segments')) as any[]).map((s) => s.name)).toEqual(['Oslo', 'Gold in Oslo', 'High scorers']);
+    const groups = (await api.get('/groups')) as any[];
+    expect(groups.map((g) => [g.group_name, g.active_count, g.optout_count])).toEqual([
+      ['Gold', 1, 0],
+      ['Newsletter', 2, 1],
+    ]);
+    const ada = (await api.get('/members/email/ada%40example.com')) as any;
+    expect(ada.fields).toEqual({ first_name: 'Ada', last_name: 'Lovelace', city: 'Oslo', birthday: '1815-12-10', score: 98.5, plan: 'team' });
+    expect((await api.get('/subscriptions/1/members')) as any[]).toMatchObject([{ member_id: 1 }]);
+    const kari = (await api.get('/members/email/kari%40example.no')) as any;
+    expect(kari.sms).toMatchObject({ phone_number: '+4791234567', promotional_status: 'a' });
+    expect(((await api.get('/members/email/ola%40example.no')) as any).member_status_id).toBe('o');
+    expect(((await api.get('/members/email/gone%40example.org', { deleted: true })) as any).deleted_at).toBe('@D:2026-05-06T07:08:09');
+    // Sent through the simulated sender, with engagement; the scheduled one waits.
+    const mailings = (await api.get('/mailings')) as any[];
+    expect(mailings.map((m) => [m.name, m.mailing_status, m.recipient_count, m.send_at])).toEqual([
+      ['Welcome', 'c', 2, null],
+      ['Summer sale', 'p', 0, '@D:2030-06-01T09:00:00'],
+    ]);
+    const history = (await api.get('/members/1/mailings')) as any[];
+    expect(history.map((h) => [h.name, !!h.opened, !!h.clicked])).toEqual([['Welcome', true, true]]);
+    expect(((await api.get('/members/2/mailings')) as any[]).map((h) => [!!h.opened, !!h.clicked])).toEqual([[true, false]]);
+    const trigger = (await api.get('/triggers/1')) as any;
+    expect([trigger.name, trigger.parent_mailing_id, trigger.event_type, trigger.field_id, trigger.push_offset]).toEqual([
+      'Birthday greeting',
+      1,
+      'r',
+      4,
+      '@I:3600',
+    ]);
+  });
+
+  test('idempotent: a second run writes nothing (same database digest) and reports everything unchanged', async () => {
+    const b = box();
+    await seed(b.api, [fixture('small.yaml')]);
+    const before = digest(b.file);
+    const again = await seed(b.api, [fixture('small.yaml')]);
+    expect(digest(b.file)).toBe(before);
+    for (const [kind, s] of Object.entries(again.summary)) expect([kind, s.created, s.updated]).toEqual([kind, 0, 0]);
+    expect(again.ids.groups).toEqual({ Gold: 1, Newsletter: 2 });
+  });
+
+  test('a changed record is updated, the rest left alone; --dry-run plans it and writes nothing', async () => {
+    const b = box();
+    const v1 = b.write(
+      'v1.yaml',
+      'fields: [{shortcut_name: city, field_type: text}]\ngroups: [A]\nsubscriptions: [{name: S, description: one}]\nmembers:\n  - {email: a@example.com, fields: {city: Oslo}, groups: [A]}\n  - {email: b@example.com}\n',
+    );
+    const v2 = b.write(
+      'v2.yaml',
+      'fields: [{shortcut_name: city, field_type: text}]\ngroups: [A, B]\nsubscriptions: [{name: S, description: two}]\nmembers:\n  - {email: a@example.com, fields: {city: Bergen}, groups: [A]}\n  - {email: b@example.com, groups: [B], status: o}\n',
+    );
+    await seed(b.api, [v1]);
+    const before = digest(b.file);
+    const plan = await seed(b.api, [v2], { dryRun: true });
+    expect(digest(b.file)).toBe(before);
+    expect(plan.ids).toEqual({
+      fields: { city: 'unchanged' },
+      groups: { A: 'unchanged', B: 'create' },
+      subscriptions: { S: 'update' },
+      members: { 'a@example.com': 'update', 'b@example.com': 'update' },
+    });
+    const done = await seed(b.api, [v2]);
+    expect(done.ids.members).toEqual({ 'a@example.com': 1, 'b@example.com': 2 });
+    expect(((await b.api.get('/members/1')) as any).fields.city).toBe('Bergen');
+    expect(((await b.api.get('/members/2')) as any).member_status_id).toBe('o');
+    expect(((await b.api.get('/members/2/groups')) as any[]).map((g) => g.group_name)).toEqual(['B']);
+    expect(((await b.api.get('/subscriptions/1')) as any).description).toBe('two');
+  });
+
+  test('--reset empties the account first; the ids are those of the new records', async () => {
+    const b = box();
+    await seed(b.api, [fixture('small.yaml')]);
+    const result = await seed(b.api, [fixture('ci.yaml')], { reset: true });
+    expect(result.ids.groups).toEqual({ Gold: 3, Silver: 4 });
+    expect(((await b.api.get('/groups')) as any[]).map((g) => g.group_name)).toEqual(['Gold', 'Silver']);
+    expect(((await b.api.get('/fields')) as any[]).map((f) => f.shortcut_name)).toEqual(['first_name', 'last_name', 'city']);
+    expect(await b.api.get('/members', { count: true, deleted: true })).toBe(202);
+    expect(await b.api.get('/searches', { count: true })).toBe(1);
+    expect(((await b.api.get('/mailings')) as any[]).map((m) => m.name)).toEqual(['Welcome']);
+    expect(await b.api.get('/triggers')).toEqual([]);
+    expect(await b.api.get('/subscriptions')).toEqual([]);
+  });
+});
+
+test('fixtures/audience.json loads as it is, with the audience fixture.test.ts describes', async () => {
+  const b = box();
+  const result = await seed(b.api, [fixture('audience.json')]);
+  expect(Object.keys(result.ids)).toEqual(['fields', 'groups', 'members']);
+  const groups = (await b.api.get('/groups')) as any[];
+  expect(groups.map((g) => [g.group_name, g.active_count, g.error_count, g.optout_count])).toEqual([
+    ['Newsletter', 2, 1, 0],
+    ['Customers', 2, 0, 0],
+    ['Oslo office', 1, 0, 1],
+  ]);
+  expect(await b.api.get('/members', { count: true, deleted: true })).toBe(6);
+  expect(await b.api.get('/members', { count: true })).toBe(5);
+});
+
+describe('generated members', () => {
+  const spec = (seed: number) =>
+    `fields: [{shortcut_name: city, field_type: text}, {shortcut_name: score, field_type: numeric}, {shortcut_name: born, field_type: date}]\n` +
+    `groups: [Gold]\nsubscriptions: [Digest]\nmembers:\n  - generate: {count: 300, seed: ${seed}, email: "u{n}@example.test", ` +
+    `fields: {first_name: first_name, city: city, score: "int:0:100", born: birthdate}, groups: {Gold: 0.2}, subscriptions: {Digest: 0.5}, statuses: {o: 0.1}, sms: 0.1}\n`;
+
+  test('the same seed gives the same rows in two databases; another seed does not', async () => {
+    const [a, b, c] = [box(), box(), box()];
+    const tables = ['members', 'group_members', 'subscription_members', 'sms_numbers', 'member_counts', 'group_counts'];
+    await seed(a.api, [a.write('f.yaml', spec(7))]);
+    await seed(b.api, [b.write('f.yaml', spec(7))]);
+    await seed(c.api, [c.write('f.yaml', spec(8))]);
+    expect(digest(a.file, tables)).toBe(digest(b.file, tables));
+    expect(digest(a.file, tables)).not.toBe(digest(c.file, tables));
+    const gold = (await a.api.get('/groups/1')) as any;
+    expect(gold.active_count + gold.optout_count).toBeGreaterThan(30);
+    expect(gold.active_count + gold.optout_count).toBeLessThan(90);
+    const first = (await a.api.get('/members/1')) as any;
+    expect(first.email).toBe('u1@example.test');
+    expect(Object.keys(first.fields)).toEqual(['first_name', 'city', 'score', 'born']);
+    expect(first.fields.born).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+  });
+
+  test('generation is a pure function of the block', async () => {
+    const block = { count: 5, seed: 3, email: 'x{n}@e.test', fields: { n: 'int:1:9', c: 'pick:a|b' }, groups: { G: 0.5 } };
+    expect(await generateMembers(block, {})).toEqual(await generateMembers(block, {}));
+    expect((await generateMembers(block, {})).map((m) => m.email)).toEqual(['x1@e.test', 'x2@e.test', 'x3@e.test', 'x4@e.test', 'x5@e.test']);
+  });
+
+  test('written through the bulk import path: one import record for the whole fixture; a second run is unchanged', async () => {
+    const b = box();
+    const file = b.write('f.yaml', spec(7));
+    const first = await seed(b.api, [file]);
+    expect(first.summary.members).toEqual({ created: 300, updated: 0, unchanged: 0, generated: 300 });
+    expect(first.ids.members).toEqual({});
+    expect(((await b.api.get('/members/imports')) as any[]).map((i) => [i.source_name, i.num_members, i.num_members_added])).toEqual([['amsg seed', 300, 300]]);
+    const before = digest(b.file);
+    const second = await seed(b.api, [file]);
+    expect(second.summary.members).toEqual({ created: 0, updated: 0, unchanged: 300, generated: 300 });
+    expect(digest(b.file)).toBe(before);
+  });
+
+  test('a sent mailing with engagement drawn by share is the same on every run', async () => {
+    const run = async () => {
+      const b = box();
+      await seed(b.api, [
+        b.write(
+          'm.yaml',
+          spec(7) +
+            'mailings:\n  - {name: M, subject: Hi, sender: s@example.com, html_body: \'<a href="https://e.com/x">x</a> [% optout_url %]\', recipients: {groups: [Gold]}, engagement: {seed: 2, opens: 0.5, clicks: 0.2}}\n',
+        ),
+      ]);
+      return digest(b.file, ['mailing_messages']);
+    };
+    expect(await run()).toBe(await run());
+  });
+});
+
+describe('a fixture is refused as a whole, naming file, path and reason', () => {
+  test('unknown keys, wrong types and bad addresses: every problem, nothing written', async () => {
+    const b = box();
+    const before = digest(b.file);
+    const file = b.write(
+      'bad.json',
+      JSON.stringify({
+        groups: ['Gold'],
+        memebrs: [],
+        members: [
+          { email: 'a@example.com' },
+          { email: 'b@example.com', groups: 'Gold' },
+          { email: 'not-an-address' },
+          { email: 'd@example.com', feilds: { city: 'Oslo' } },
+        ],
+        fields: [{ shortcut_name: 'score', field_type: 'number' }],
+      }),
+    );
+    expect(await refusal(b, [file])).toEqual([
+      'DIR/bad.json: memebrs: unknown key (expected fields, groups, subscriptions, searches, segments, members, mailings, triggers, description, version)',
+      'DIR/bad.json: members[1].groups: must be a list, got string "Gold"',
+      'DIR/bad.json: members[2].email: must be an e-mail address, got "not-an-address"',
+      'DIR/bad.json: members[3].feilds: unknown key (expected email, fields, groups, subscriptions, sms, status, archived)',
+      'DIR/bad.json: fields[0].field_type: must be one of text, text[], numeric, boolean, date, timestamp, got "number"',
+    ]);
+    expect(digest(b.file)).toBe(before);
+  });
+
+  test('a reference to something in neither the file nor the account, and a value its field cannot hold', async () => {
+    const b = box();
+    await b.api.post('/groups', { groups: [{ group_name: 'InAccount' }] });
+    const before = digest(b.file);
+    const file = b.write(
+      'refs.yaml',
+      [
+        'fields: [{shortcut_name: score, field_type: numeric}]',
+        'groups: [Gold]',
+        'members:',
+        '  - {email: a@example.com, groups: [Gold, InAccount, Platinum], fields: {score: high}}',
+        '  - generate: {count: 10, seed: 1, email: "g{n}@example.test", groups: {Silver: 0.5}}',
+        'mailings:',
+        '  - {name: M, subject: S, sender: s@example.com, html_body: "[% optout_url %]", recipients: {searches: [Nope]}, engagement: {opens: [z@example.com]}}',
+        'triggers:',
+        '  - {name: T, mailing: Missing, event_type: s}',
+      ].join('\n'),
+    );
+    expect(await refusal(b, [file])).toEqual([
+      'DIR/refs.yaml: members[0].groups[2]: names group "Platinum", which is neither in the fixture nor in the account',
+      'DIR/refs.yaml: members[0].fields.score: must be a number for numeric field score, got "high"',
+      'DIR/refs.yaml: members[1].generate.groups.Silver: names group "Silver", which is neither in the fixture nor in the account',
+      'DIR/refs.yaml: mailings[0].recipients.searches[0]: names search "Nope", which is neither in the fixture nor in the account',
+      'DIR/refs.yaml: mailings[0].engagement.opens[0]: names member "z@example.com", which is neither in the fixture nor in the account',
+      'DIR/refs.yaml: triggers[0].mailing: names mailing "Missing", which is neither in the fixture nor in the account',
+    ]);
+    expect(digest(b.file)).toBe(before);
+  });
+
+  test('searches that refer to each other in a cycle', async () => {
+    const b = box();
+    const file = b.write(
+      'cycle.yaml',
+      'searches:\n  - {name: A, criteria: ["search", "eq", "B"]}\n  - {name: B, criteria: ["or", ["search", "eq", "C"]]}\n  - {name: C, criteria: ["search", "in", ["A"]]}\n',
+    );
+    expect(await refusal(b, [file])).toEqual(['DIR/cycle.yaml: searches[0]: searches refer to each other in a cycle: "A" → "B" → "C" → "A"']);
+  });
+
+  test('a record defined twice (across files), unreadable files and bad YAML', async () => {
+    const b = box();
+    const one = b.write('one.yaml', 'groups: [Gold]\n');
+    const two = b.write('two.json', '{"groups": [{"group_name": "gold"}]}');
+    expect(await refusal(b, [one, two])).toEqual(['DIR/two.json: groups[0]: groups "gold" is defined twice (also at DIR/one.yaml: groups[0])']);
+    const bad = b.write('bad.yaml', 'groups: [Gold\nmembers: x: y\n');
+    const lines = await refusal(b, [bad, join(b.dir, 'missing.json')]);
+    expect(lines[0]).toMatch(/^DIR\/bad\.yaml: \(top level\): not valid YAML: .* at line \d+, column \d+$/);
+    expect(lines[1]).toBe('DIR/missing.json: (top level): cannot read the file (ENOENT)');
+  });
+});
+
+test('a member row the service refuses once writing began fails the seed naming the record (the others are written)', async () => {
+  const b = box();
+  const file = b.write('t.yaml', 'fields: [{shortcut_name: seen, field_type: timestamp}]\nmembers:\n  - {email: ok@example.com}\n  - {email: bad@example.com, fields: {seen: yesterday}}\n');
+  const err = await seed(b.api, [file]).then(() => undefined, (e: Error) => e);
+  expect(err).toBeInstanceOf(SeedError);
+  const lines = err!.message.replaceAll(b.dir, 'DIR').split('\n');
+  expect(lines[0]).toBe('the service refused 1 member(s) of the fixture (the others were written; run the seed again once they are fixed):');
+  expect(lines[1]).toMatch(/^amsg: DIR\/t\.yaml: members\[1\]: .*seen/);
+  expect(await b.api.get('/members', { count: true })).toBe(1);
+});
+
+test('every kind is one declarative entry, and names only kinds written before it (or itself)', () => {
+  const order = KINDS.map((k) => k.name);
+  expect(order).toEqual(['fields', 'groups', 'subscriptions', 'searches', 'members', 'mailings', 'triggers']);
+  const dependsOn: Record<string, string[]> = { searches: ['groups', 'subscriptions', 'searches'], members: ['groups', 'subscriptions', 'fields'], mailings: ['groups', 'subscriptions', 'searches', 'members'], triggers: ['mailings', 'fields'] };
+  for (const [kind, deps] of Object.entries(dependsOn))
+    for (const dep of deps) expect(order.indexOf(dep)).toBeLessThanOrEqual(order.indexOf(kind));
+});
+
+export type { SeedResult };
