@@ -289,9 +289,14 @@ function subaccountsQuery(ctx: Ctx, userId: number | undefined, filter: ListFilt
   const sql =
     userId === undefined
       ? `SELECT ${select} FROM accounts a WHERE a.parent_account_id = ? AND ${where.join(' AND ')}`
-      : `SELECT ${select} FROM user_account_access x JOIN accounts a ON a.account_id = x.account_id
+      : // CROSS JOIN keeps the access list's primary key as the outer walk (in account id order).
+        `SELECT ${select} FROM user_account_access x CROSS JOIN accounts a ON a.account_id = x.account_id
           WHERE x.user_id = ? AND a.parent_account_id = ? AND ${where.join(' AND ')}`;
-  return { sql, params: userId === undefined ? [ctx.accountId, ...params] : [userId, ctx.accountId, ...params] };
+  return {
+    sql,
+    params: userId === undefined ? [ctx.accountId, ...params] : [userId, ctx.accountId, ...params],
+    order: userId === undefined ? 'a.account_id' : 'x.account_id',
+  };
 }
 
 function listFor(ctx: Ctx, user: { user_id: number; role: string }, filter: ListFilter, count: boolean) {
@@ -301,8 +306,8 @@ function listFor(ctx: Ctx, user: { user_id: number; role: string }, filter: List
     return stmt(ctx.db, sql).pluck().get(...params) as number;
   }
   const { limit, offset } = windowOf(filter);
-  const { sql, params } = subaccountsQuery(ctx, who, filter, 'a.account_id, a.account_name, a.account_status');
-  const rows = stmt(ctx.db, `${sql} ORDER BY a.account_id LIMIT ? OFFSET ?`).all(...params, limit, offset) as AccountRow[];
+  const { sql, params, order } = subaccountsQuery(ctx, who, filter, 'a.account_id, a.account_name, a.account_status');
+  const rows = stmt(ctx.db, `${sql} ORDER BY ${order} LIMIT ? OFFSET ?`).all(...params, limit, offset) as AccountRow[];
   return { subaccounts: rows.map(toListItem) };
 }
 
