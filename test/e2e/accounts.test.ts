@@ -109,6 +109,25 @@ describe.each<Mode>(['local', 'remote'])('amsg accounts (%s)', (mode) => {
     expect((await json('users', 'access', 'list', 'ops@example.com')).subaccounts.map((a: any) => a.account_id)).toEqual([2, 4]);
   });
 
+  test('a manager’s key reaches the sub-accounts its list holds and no other (over HTTP, not recorded)', async () => {
+    if (mode === 'local') return; // a key is only used over HTTP
+    const created = await box.raw(['keys', 'create', '--user', '5', '--json'], box.env);
+    expect(created.exitCode, created.stderr).toBe(0);
+    const key = JSON.parse(created.stdout) as { public_key: string; private_key: string };
+    const env = { ...box.env, AMSG_API_KEY: `${key.public_key}:${key.private_key}` };
+    const listed = await box.raw(['accounts', 'list'], env);
+    expect(JSON.parse(listed.stdout).subaccounts.map((a: any) => a.account_id)).toEqual([2, 4]);
+    const own = await box.raw(['--account', '4', 'members', 'add', 'bo@example.com'], env);
+    expect(own.exitCode, own.stderr).toBe(0);
+    const other = await box.raw(['--account', '3', 'members', 'list'], env);
+    expect(other.exitCode).toBe(1);
+    expect(other.stderr).toContain('HTTP 404): account 3 not found');
+    // Taken off the list, the account is out of reach at once.
+    expect((await box.raw(['users', 'access', 'set', 'ops@example.com', '--accounts', '2'], box.env)).exitCode).toBe(0);
+    expect((await box.raw(['--account', '4', 'members', 'list'], env)).exitCode).toBe(1);
+    expect((await box.raw(['users', 'access', 'set', 'ops@example.com', '--accounts', '2,4'], box.env)).exitCode).toBe(0);
+  });
+
   test('retire: confirmation, the answer, then unreachable; never the HQ itself', async () => {
     const unconfirmed = await run('accounts', 'retire', '2');
     expect(unconfirmed.exitCode).toBe(2);
@@ -123,6 +142,19 @@ describe.each<Mode>(['local', 'remote'])('amsg accounts (%s)', (mode) => {
     const hq = await run('accounts', 'retire', '1', '--yes');
     expect(hq.exitCode).toBe(1);
     expect(hq.stderr).toContain('account 1 is the HQ account itself');
+    if (mode === 'local') {
+      // 30 days on: the CLI's run of due jobs after a call purges it (not recorded: serve's clock is pinned).
+      const later = { ...box.env, AMSG_NOW: '2026-06-05T07:08:10Z' };
+      expect((await box.raw(['accounts', 'list'], later)).exitCode).toBe(0);
+      const purged = await box.raw(['accounts', 'get', '2'], later);
+      expect(purged.exitCode).toBe(1);
+      expect(purged.stderr).toContain('HTTP 404): subaccount 2 not found');
+      const { default: Database } = await import('better-sqlite3');
+      const db = new Database(box.db, { readonly: true });
+      expect(db.prepare('SELECT COUNT(*) FROM members WHERE account_id = 2').pluck().get()).toBe(0);
+      expect(db.prepare('SELECT COUNT(*) FROM users WHERE account_id = 2').pluck().get()).toBe(0);
+      db.close();
+    }
     const help = await run('accounts', 'retire', '--help');
     expect(help.stdout).toContain('$ amsg accounts retire 2 --yes');
   });
