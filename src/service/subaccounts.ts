@@ -428,9 +428,17 @@ function computePurgeTasks(db: Db): PurgeTask[] {
     for (const c of t.columns) if (byKey.has(c.name)) links.set(c.name, byKey.get(c.name)!);
     for (const fk of t.fks)
       if (keys.has(fk.table) && (fk.to === null || fk.to === keys.get(fk.table))) links.set(fk.from, fk.table);
-    // Through an indexed column where there is one: an unindexed one is a scan of the table a step.
-    const indexed = [...links].filter(([column]) => t.leading.has(column));
-    for (const [column, owner] of indexed.length ? indexed : [...links])
+    // One NOT NULL link names every row (all of a row's links are the same account's),
+    // an indexed one if there is (an unindexed one is a scan of the table a step);
+    // a nullable link may be empty, so each of those goes too.
+    const notNull = (column: string) => t.columns.some((c) => c.name === column && (c.notnull === 1 || c.pk > 0));
+    const required = [...links].filter(([column]) => notNull(column));
+    const chosen = [
+      ...required.filter(([column]) => t.leading.has(column)).slice(0, 1),
+      ...(required.some(([column]) => t.leading.has(column)) ? [] : required.slice(0, 1)),
+      ...[...links].filter(([column]) => !notNull(column)),
+    ];
+    for (const [column, owner] of chosen)
       tasks.push({ name: `rows of ${t.name}.${column}`, kind: 'dependent', table: t.name, column, owner, key: keys.get(owner)! });
   }
 
@@ -451,8 +459,10 @@ function computePurgeTasks(db: Db): PurgeTask[] {
 
 /** Rows one step deletes at most (a few ms: the step holds the write lock). */
 export const PURGE_STEP_ROWS = 2_000;
-/** Record keys of the account one dependent step takes. */
+/** Record keys of the account one dependent step takes at most. */
 const PURGE_KEYS_PER_STEP = 500;
+/** Keys (rowids) of the owner table one dependent step reads at most, the account's or not. */
+const PURGE_KEY_SPAN = 20_000;
 
 interface DuePurge {
   account_id: number;
@@ -478,15 +488,19 @@ function purgeStep(db: Db, clock: Clock, due: DuePurge): boolean {
     const n = db.prepare(`DELETE FROM ${q(task.table)} WHERE account_id = ? LIMIT ?`).run(id, PURGE_STEP_ROWS).changes;
     if (n < PURGE_STEP_ROWS) advance();
   } else {
-    // The account's keys from the cursor on, walked in rowid order (NOT INDEXED: the
-    // cursor only moves forward, so the whole purge reads the table's range once).
-    const from = due.purge_cursor ?? 0;
-    const chunk = `SELECT ${q(task.key)} FROM ${q(task.owner)} NOT INDEXED WHERE ${q(task.key)} >= ? AND account_id = ? ORDER BY ${q(task.key)} LIMIT ${PURGE_KEYS_PER_STEP}`;
-    const n = db.prepare(`DELETE FROM ${q(task.table)} WHERE ${q(task.column)} IN (${chunk}) LIMIT ?`).run(from, id, PURGE_STEP_ROWS).changes;
+    // The account's records are walked in key (rowid) order with a cursor that only
+    // moves forward, a span of rowids a step (NOT INDEXED: a rowid range, never an
+    // index of the whole account), so the purge reads the owner table's range once.
+    const [key, owner] = [q(task.key), q(task.owner)];
+    const from = due.purge_cursor ?? ((db.prepare(`SELECT min(${key}) FROM ${owner} WHERE account_id = ?`).pluck().get(id) as number | null) ?? 0);
+    const chunk = `SELECT ${key} FROM ${owner} NOT INDEXED WHERE ${key} >= ? AND ${key} < ? AND account_id = ? ORDER BY ${key} LIMIT ${PURGE_KEYS_PER_STEP}`;
+    const n = db.prepare(`DELETE FROM ${q(task.table)} WHERE ${q(task.column)} IN (${chunk}) LIMIT ?`).run(from, from + PURGE_KEY_SPAN, id, PURGE_STEP_ROWS).changes;
     if (n < PURGE_STEP_ROWS) {
-      const after = db.prepare(`SELECT ${q(task.key)} FROM ${q(task.owner)} NOT INDEXED WHERE ${q(task.key)} >= ? AND account_id = ? ORDER BY ${q(task.key)} LIMIT 1 OFFSET ${PURGE_KEYS_PER_STEP}`).pluck().get(from, id) as number | undefined;
-      if (after === undefined) advance();
-      else next = { task: task.name, cursor: after };
+      const keys = db.prepare(chunk).pluck().all(from, from + PURGE_KEY_SPAN, id) as number[];
+      const cursor = keys.length === PURGE_KEYS_PER_STEP ? keys[keys.length - 1] + 1 : from + PURGE_KEY_SPAN;
+      const last = db.prepare(`SELECT max(${key}) FROM ${owner}`).pluck().get() as number | null;
+      if (last === null || cursor > last) advance();
+      else next = { task: task.name, cursor };
     }
   }
   if (next && next.task === null) {
@@ -497,21 +511,43 @@ function purgeStep(db: Db, clock: Clock, due: DuePurge): boolean {
   return false;
 }
 
+/** Purges this process could not go on with (it stops trying them; another run may). */
+const failedPurges = new WeakMap<Db, Set<number>>();
+
 /**
  * Advances the purges that are due (retired RETIREMENT_DAYS ago on the clock), one
  * bounded transaction a step, for up to budgetMs; answers whether one is still due.
  */
 export function advancePurges(db: Db, clock: Clock, budgetMs: number): boolean {
   const started = Date.now();
-  const dueSql = `SELECT account_id, purge_task, purge_cursor FROM accounts
-                   WHERE retired_at IS NOT NULL AND purged_at IS NULL AND purge_after <= ? ORDER BY purge_after LIMIT 1`;
-  const due = () => stmt(db, dueSql).get(stamp(clock.now())) as DuePurge | undefined;
-  // Read inside the step's transaction: another process may have taken the step already.
-  while (inTransaction(db, () => {
-    const next = due();
-    if (next) purgeStep(db, clock, next);
-    return !!next;
-  }))
+  const failed = failedPurges.get(db) ?? new Set<number>();
+  failedPurges.set(db, failed);
+  const due = () =>
+    (
+      stmt(
+        db,
+        `SELECT account_id, purge_task, purge_cursor FROM accounts
+          WHERE retired_at IS NOT NULL AND purged_at IS NULL AND purge_after <= ? ORDER BY purge_after LIMIT ?`,
+      ).all(stamp(clock.now()), failed.size + 1) as DuePurge[]
+    ).find((d) => !failed.has(d.account_id));
+  for (;;) {
+    let account: number | undefined;
+    try {
+      // Read inside the step's transaction: another process may have taken the step already.
+      const stepped = inTransaction(db, () => {
+        const next = due();
+        account = next?.account_id;
+        if (next) purgeStep(db, clock, next);
+        return !!next;
+      });
+      if (!stepped) return false;
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_BUSY') return true;
+      // A step that fails would fail again on every call and hold up the purges after it.
+      if (account === undefined) throw err;
+      failed.add(account);
+      process.emitWarning(`the purge of account ${account} stopped: ${(err as Error).message}`, 'AmsgPurgeWarning');
+    }
     if (Date.now() - started >= budgetMs) return !!due();
-  return false;
+  }
 }
