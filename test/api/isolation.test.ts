@@ -153,7 +153,17 @@ function poolsOf(account: number): Record<string, (number | string)[]> {
   const mailings = ids('SELECT mailing_id FROM mailings WHERE account_id = ? ORDER BY 1');
   const subscriptions = ids('SELECT subscription_id FROM subscriptions WHERE account_id = ?');
   const users = ids('SELECT user_id FROM users WHERE account_id = ? ORDER BY 1', HQ1);
+  // Every table with account_id and an integer key, by its key's name (a resource added
+  // later is found here; the names below are the route table's other names for them).
+  const byKey: Record<string, number[]> = {};
+  for (const table of s.db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite%' AND name <> 'accounts'`).pluck().all() as string[]) {
+    const cols = s.db.prepare('SELECT name, pk, type FROM pragma_table_info(?)').all(table) as { name: string; pk: number; type: string }[];
+    const pk = cols.filter((c) => c.pk > 0);
+    if (cols.some((c) => c.name === 'account_id') && pk.length === 1 && pk[0].type === 'INTEGER')
+      byKey[pk[0].name] = ids(`SELECT "${pk[0].name}" FROM "${table}" WHERE account_id = ? ORDER BY 1`);
+  }
   return {
+    ...byKey,
     member_id: members,
     group_id: groups,
     member_group_id: groups,
@@ -199,7 +209,8 @@ function pathOf(route: Route, account: number, parent: number): string {
     if (name === 'account_id') return String(account);
     if (name === 'parent_account_id') return String(parent);
     const pool = poolFor(name);
-    if (!pool?.length) throw new Error(`the isolation suite has no victim record for {${name}} of ${route.op}: add it to poolsOf`);
+    if (!pool?.length)
+      throw new Error(`the isolation suite has no victim record for {${name}} of ${route.op}: create one in seed() (and name it in poolsOf if its key is not ${name})`);
     return encodeURIComponent(String(pool[0]));
   });
 }
