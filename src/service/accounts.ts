@@ -24,6 +24,12 @@ export function accountAccessible(db: Db, actor: Actor, accountId: number): bool
   return !!stmt(db, 'SELECT 1 FROM user_account_access WHERE user_id = ? AND account_id = ?').get(actor.user_id, accountId);
 }
 
+/**
+ * The retired accounts, as SQL for `account_id NOT IN (…)`: the job runners leave their
+ * work (queued imports, scheduled sends, search refreshes) as it is until the purge.
+ */
+export const RETIRED_ACCOUNTS = 'SELECT account_id FROM accounts WHERE retired_at IS NOT NULL';
+
 const STANDARD_FIELDS = [
   ['first_name', 'First Name'],
   ['last_name', 'Last Name'],

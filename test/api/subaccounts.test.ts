@@ -357,8 +357,6 @@ describe('DELETE /{parent_account_id}/enterprise/subaccount/{subaccount_id} and 
     for (const account of [a, b]) await seedAccount(account, 2_500);
     const manager = await hqUser('manager');
     await ok(s, 'PUT', `/1/enterprise/${manager.user_id}/subaccounts`, { body: { accounts: [a, b] } });
-    const keptBefore = digest(b);
-    const hqBefore = digest(1);
     const doomed = digest(a);
     const doomedIds = recordIds(a);
     expect(countRows(s, 'members', 'account_id = ?', a)).toBe(2_501);
@@ -372,6 +370,11 @@ describe('DELETE /{parent_account_id}/enterprise/subaccount/{subaccount_id} and 
     while (advanceJobs(s.db, s.clock, 50));
     const day29 = JSON.parse(digest(a));
     JSON.parse(doomed).forEach((rows: unknown, i: number) => expect(day29[i], accountRowQueries()[i][0]).toEqual(rows));
+    expect(s.db.prepare(`SELECT mailing_status FROM mailings WHERE account_id = ? AND name = 'Later'`).pluck().all(a)).toEqual(['p']);
+    expect(s.db.prepare(`SELECT mailing_status FROM mailings WHERE account_id = ? AND name = 'Later'`).pluck().all(b)).toEqual(['c']);
+    // From here on only the purge runs, so the other accounts must stay exactly as they are.
+    const keptBefore = digest(b);
+    const hqBefore = digest(1);
 
     s.clock.advance(2 * DAY);
     // One step (a budget of 0), then another process, on a connection of its own, goes on
@@ -428,6 +431,13 @@ async function seedAccount(account: number, members: number) {
     body: { name: 'Hi', subject: 'Hi', sender: 'shop@example.com', html_body: '<p>Hi [% optout_url %]</p>', recipient_groups: [gold] },
   });
   while (advanceJobs(s.db, s.clock, 50));
+  // Due within the 30 days: a retired account's scheduled send must not go out.
+  await ok(s, 'POST', `/${account}/mailings`, {
+    body: { name: 'Later', subject: 'Later', sender: 'shop@example.com', html_body: '<p>[% optout_url %]</p>', recipient_groups: [gold], send_at: '2026-03-14T00:00:00Z' },
+  });
+  // And a stale search result, which the runner would refresh after a day.
+  await ok(s, 'PUT', `/${account}/members/status`, { body: { member_ids: [first], status_to: 'a' } });
+  await ok(s, 'PUT', `/${account}/members/status`, { body: { member_ids: [first], status_to: 'o' } });
   await ok(s, 'POST', `/${account}/triggers`, { body: { name: 'T', parent_mailing_id: mailing.mailing_id ?? mailing, event_type: 's' } });
   await ok(s, 'POST', `/${account}/exports`, { body: { user_id: 'x@example.com' } });
   await ok(s, 'POST', `/${account}/exports/members/${first}`, { body: {} });
@@ -454,16 +464,16 @@ function rowsOf(account: number, ids: Record<string, number[]>): Record<string, 
 }
 
 /**
- * Every row of the account, less when the job runner last recomputed a saved search's
- * stored result (it refreshes every account's searches once a day; the result itself
- * stays in the digest).
+ * Every row of the account, less a saved search's `stale_since`: any write anywhere
+ * stamps it on every search (src/service/searches.ts), which refreshes none of a retired
+ * account's.
  */
 function digest(account: number): string {
   const ids = recordIds(account);
   return JSON.stringify(
     accountRowQueries().map(([table, where, owner]) =>
       (s.db.prepare(`SELECT * FROM "${table}" WHERE ${where} ORDER BY 1, 2`).all(owner ? JSON.stringify(ids[owner]) : account) as Record<string, unknown>[]).map(
-        ({ cached_at: _c, last_run_at: _l, stale_since: _s, compute_ms: _m, ...row }) => row,
+        ({ stale_since: _s, ...row }) => row,
       ),
     ),
   );
