@@ -7,20 +7,23 @@ export function register(init: Command) {
     init
       .option('--account-name <name>', 'name of the account', 'My account')
       .option('--owner-email <email>', "the owner user's e-mail address", 'owner@localhost')
+      .option('--hq', 'make the account an HQ (parent) account that can have sub-accounts; on a database already set up, makes its account one')
       .action(
-        action(async (ctx, o: { accountName: string; ownerEmail: string }) => {
+        action(async (ctx, o: { accountName: string; ownerEmail: string; hq?: boolean }) => {
           const db = ctx.settings.db;
           const { initLocalDatabase } = await import('../src/client/local-transport.js');
-          const result = initLocalDatabase(db, { accountName: o.accountName, ownerEmail: o.ownerEmail });
+          const result = initLocalDatabase(db, { accountName: o.accountName, ownerEmail: o.ownerEmail, hq: o.hq });
+          const hq = result.hq ? { hq: true } : {};
           if (!result.created) {
-            ctx.note(`${db} is already set up (account ${result.account_id}); nothing was created`);
-            return ctx.print({ account_id: result.account_id, db: resolve(db), created: false });
+            ctx.note(`${db} is already set up (account ${result.account_id}); ${o.hq ? `account ${result.account_id} is an HQ account` : 'nothing was created'}`);
+            return ctx.print({ account_id: result.account_id, db: resolve(db), created: false, ...hq });
           }
           const out = {
             account_id: result.account_id,
             public_key: result.public_key,
             private_key: result.private_key,
             db: resolve(db),
+            ...hq,
           };
           ctx.note(`created ${db} with account ${result.account_id}; the private key is shown only now`);
           await ctx.print(out);
@@ -30,6 +33,7 @@ export function register(init: Command) {
       'amsg init',
       'amsg init --json > credentials.json',
       'AMSG_DB=/tmp/sandbox.db amsg init --account-name "CI sandbox"',
+      'amsg init --hq && amsg accounts create "Oslo branch"',
     ],
   );
 }

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { action, examples } from '../src/cli/context.js';
+import { registerAccess } from './accounts.js';
 
 export function register(users: Command) {
   examples(
@@ -31,4 +32,5 @@ export function register(users: Command) {
       ),
     ['amsg users create ops@example.com --role manager --manage-users'],
   );
+  registerAccess(users.command('access').description("which sub-accounts of the HQ a user may act on"));
 }

@@ -44,7 +44,7 @@ export function openLocal(file: string, accountId: number, clock: Clock = clockF
 /** Creates (or finds already set up) a database file. */
 export function initializeLocal(
   file: string,
-  opts: { accountName?: string; ownerEmail?: string } = {},
+  opts: { accountName?: string; ownerEmail?: string; hq?: boolean } = {},
   clock: Clock = clockFromEnv(),
 ): InitResult {
   const db = openDb(file);

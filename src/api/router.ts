@@ -108,7 +108,8 @@ export class Router {
     const rawParams: Record<string, string> = {};
     names.forEach((name, i) => (rawParams[name] = decodeSegment(found.params![`p${i}`], req.path)));
 
-    const ctx = this.context(req.actor, rawParams.account_id);
+    // The HQ routes name their account {parent_account_id}; it is checked the same way.
+    const ctx = this.context(req.actor, rawParams.account_id ?? rawParams.parent_account_id);
     // After the account check: another account's id is a 404 whoever asks.
     if (!mayCall(req.actor, route.access))
       throw new ApiError(
@@ -116,7 +117,7 @@ export class Router {
         `forbidden: ${route.op} needs ${ACCESS_NEEDS[route.access]} (this key's user ${req.actor.email} has role ${req.actor.role})`,
         { operation: route.op, access: route.access },
       );
-    const { account_id: _account, ...params } = rawParams;
+    const { account_id: _account, parent_account_id: _parent, ...params } = rawParams;
     const input = {
       ctx,
       params: route.params ? route.params.parse(params, '') : params,

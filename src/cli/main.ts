@@ -10,6 +10,7 @@ import * as fields from '../../commands/fields.js';
 import * as webhooks from '../../commands/webhooks.js';
 import * as keys from '../../commands/keys.js';
 import * as users from '../../commands/users.js';
+import * as accounts from '../../commands/accounts.js';
 import * as serve from '../../commands/serve.js';
 import * as config from '../../commands/config.js';
 import * as api from '../../commands/api.js';
@@ -46,6 +47,7 @@ const COMMANDS: Record<string, [description: string, module: { register(cmd: Com
   users: ['users of the account, with roles and permissions', users],
   seed: ['seed the account from fixture files (JSON or YAML): names resolved, idempotent, ids printed', seed],
   db: ['snapshots of the local database: snapshot, restore', db],
+  accounts: ['sub-accounts of an HQ account: list, create, get, retire', accounts],
   serve: ['serve the local database over HTTP (HTTP Basic auth with an API key pair)', serve],
   config: ['configuration profiles', config],
   api: ['the raw service interface: OpenAPI document, single requests', api],

@@ -74,7 +74,7 @@ export class LocalTransport implements Transport {
 }
 
 /** `amsg init`: creates the database file and its first account, or finds it already set up. */
-export function initLocalDatabase(file: string, opts: { accountName?: string; ownerEmail?: string }) {
+export function initLocalDatabase(file: string, opts: { accountName?: string; ownerEmail?: string; hq?: boolean }) {
   return initializeLocal(file, opts);
 }
 

@@ -7,14 +7,28 @@ import type { Actor, Ctx, Role } from './context.js';
 
 // ---------------------------------------------------------------- accounts
 
-/** The actor's own account, or a sub-account of it (HQ parents manage their sub-accounts). */
+/**
+ * The one rule of who reaches which account, applied by the Router to every request
+ * (the account in the path): a live account of one's own, or a live sub-account of
+ * one's HQ that one's access list holds (the HQ's owners reach all its sub-accounts).
+ * A retired account is reached by no one until it is purged, and then it is gone.
+ */
 export function accountAccessible(db: Db, actor: Actor, accountId: number): boolean {
-  if (accountId === actor.account_id) return true;
-  const row = stmt(db, 'SELECT parent_account_id FROM accounts WHERE account_id = ?').get(accountId) as
-    | { parent_account_id: number | null }
+  const row = stmt(db, 'SELECT parent_account_id, retired_at FROM accounts WHERE account_id = ?').get(accountId) as
+    | { parent_account_id: number | null; retired_at: string | null }
     | undefined;
-  return !!row && row.parent_account_id === actor.account_id;
+  if (!row || row.retired_at !== null) return false;
+  if (accountId === actor.account_id) return true;
+  if (row.parent_account_id !== actor.account_id) return false;
+  if (actor.role === 'owner') return true;
+  return !!stmt(db, 'SELECT 1 FROM user_account_access WHERE user_id = ? AND account_id = ?').get(actor.user_id, accountId);
 }
+
+/**
+ * The retired accounts, as SQL for `account_id NOT IN (…)`: the job runners leave their
+ * work (queued imports, scheduled sends, search refreshes) as it is until the purge.
+ */
+export const RETIRED_ACCOUNTS = 'SELECT account_id FROM accounts WHERE retired_at IS NOT NULL';
 
 const STANDARD_FIELDS = [
   ['first_name', 'First Name'],
@@ -27,16 +41,20 @@ export interface InitResult {
   user_id: number;
   public_key?: string;
   private_key?: string;
+  /** Only when asked for an HQ: the account is an HQ parent (made one now if it existed). */
+  hq?: true;
 }
 
 /**
  * Sets up a fresh database: account 1, its owner, and one key pair. On a database
- * that already has an account it creates nothing (so scripts can run it every time).
+ * that already has an account it creates nothing (so scripts can run it every time),
+ * except that `hq` makes that account an HQ parent, so a sandbox in use can take
+ * sub-accounts.
  */
 export function initialize(
   db: Db,
   clock: Clock,
-  opts: { accountName?: string; ownerEmail?: string; standardFields?: boolean } = {},
+  opts: { accountName?: string; ownerEmail?: string; standardFields?: boolean; hq?: boolean } = {},
 ): InitResult {
   return inTransaction(db, () => {
     const existing = db.prepare('SELECT account_id FROM accounts ORDER BY account_id LIMIT 1').get() as
@@ -44,32 +62,42 @@ export function initialize(
       | undefined;
     if (existing) {
       const owner = ownerOf(db, existing.account_id);
-      return { created: false, account_id: existing.account_id, user_id: owner?.user_id ?? 0 };
+      if (opts.hq) stmt(db, 'UPDATE accounts SET is_hq = 1 WHERE account_id = ? AND is_hq = 0').run(existing.account_id);
+      return { created: false, account_id: existing.account_id, user_id: owner?.user_id ?? 0, ...(opts.hq ? { hq: true as const } : {}) };
     }
     const now = stamp(clock.now());
     const accountId = Number(
       db
-        .prepare('INSERT INTO accounts (account_id, account_name, created_at) VALUES (1, ?, ?)')
-        .run(opts.accountName ?? 'My account', now).lastInsertRowid,
+        .prepare('INSERT INTO accounts (account_id, account_name, is_hq, created_at) VALUES (1, ?, ?, ?)')
+        .run(opts.accountName ?? 'My account', opts.hq ? 1 : 0, now).lastInsertRowid,
     );
-    const userId = Number(
-      db
-        .prepare(
-          `INSERT INTO users (account_id, email, role, billing_access, manage_users, created_at)
-           VALUES (?, ?, 'owner', 1, 1, ?)`,
-        )
-        .run(accountId, (opts.ownerEmail ?? 'owner@localhost').toLowerCase(), now).lastInsertRowid,
-    );
-    // New accounts of the real service come with the standard name fields.
-    if (opts.standardFields !== false)
-      for (const [i, [name, display]] of STANDARD_FIELDS.entries())
-        db.prepare(
-          `INSERT INTO fields (account_id, shortcut_name, display_name, field_type, widget_type, column_order)
-           VALUES (?, ?, ?, 'text', 'text', ?)`,
-        ).run(accountId, name, display, i + 1);
+    const userId = setUpAccount(db, accountId, opts.ownerEmail ?? 'owner@localhost', now, opts.standardFields !== false);
     const key = insertKey(db, userId, 'created by amsg init', now);
-    return { created: true, account_id: accountId, user_id: userId, ...key };
+    return { created: true, account_id: accountId, user_id: userId, ...key, ...(opts.hq ? { hq: true as const } : {}) };
   });
+}
+
+/**
+ * What every new account gets, from `amsg init` or as a sub-account: its owner user
+ * and, as new accounts of the real service have, the standard name fields. Answers
+ * the owner's user id.
+ */
+export function setUpAccount(db: Db, accountId: number, ownerEmail: string, now: string, standardFields = true): number {
+  const userId = Number(
+    stmt(
+      db,
+      `INSERT INTO users (account_id, email, role, billing_access, manage_users, created_at)
+       VALUES (?, ?, 'owner', 1, 1, ?)`,
+    ).run(accountId, ownerEmail.toLowerCase(), now).lastInsertRowid,
+  );
+  if (standardFields)
+    for (const [i, [name, display]] of STANDARD_FIELDS.entries())
+      stmt(
+        db,
+        `INSERT INTO fields (account_id, shortcut_name, display_name, field_type, widget_type, column_order)
+         VALUES (?, ?, ?, 'text', 'text', ?)`,
+      ).run(accountId, name, display, i + 1);
+  return userId;
 }
 
 export function isInitialized(db: Db): boolean {
@@ -103,9 +131,16 @@ function ownerOf(db: Db, accountId: number): UserRow | undefined {
   ) as UserRow | undefined;
 }
 
-/** Local mode acts as the account's owner: whoever holds the file holds every right. */
+/**
+ * Local mode acts as the account's owner: whoever holds the file holds every right.
+ * On a sub-account it acts as its HQ's owner, as an HQ key does remotely, so both
+ * modes answer alike (users/me names the same user).
+ */
 export function localActor(db: Db, accountId: number): Actor {
-  const owner = ownerOf(db, accountId);
+  const row = stmt(db, 'SELECT parent_account_id FROM accounts WHERE account_id = ?').get(accountId) as
+    | { parent_account_id: number | null }
+    | undefined;
+  const owner = ownerOf(db, row?.parent_account_id ?? accountId);
   if (!owner) throw notFound(`account ${accountId} not found in this database`);
   return toActor(owner);
 }
@@ -122,7 +157,7 @@ export function listUsers(ctx: Ctx): UserRecord[] {
   );
 }
 
-const ROLE_RANK: Record<Role, number> = { owner: 3, manager: 2, user: 1 };
+export const ROLE_RANK: Record<Role, number> = { owner: 3, manager: 2, user: 1 };
 
 /** Owners, and managers with manage_users, may add users of a lower role than their own. */
 export function mayManageUsers(actor: Actor): boolean {

@@ -1,7 +1,8 @@
 /**
  * The one job runner: whichever process holds the database advances due work in
  * short slices: member imports (POST /members) first, then mailing and SMS sends, then the
- * refresh of saved searches whose stored result may be stale. `amsg serve` calls it
+ * refresh of saved searches whose stored result may be stale, then the purge of
+ * sub-accounts retired 30 days ago. `amsg serve` calls it
  * in the background, the local transport after each request.
  */
 import type { Db } from '../store/db.js';
@@ -10,6 +11,7 @@ import { advanceImports } from './imports/index.js';
 import { advanceMailings } from './sending.js';
 import { advanceSms } from './sms/sending.js';
 import { advanceSearches, ownWrites } from './searches.js';
+import { advancePurges } from './subaccounts.js';
 
 /** Runs due jobs for up to budgetMs; answers whether work is left. */
 export function advanceJobs(db: Db, clock: Clock, budgetMs: number): boolean {
@@ -21,5 +23,7 @@ export function advanceJobs(db: Db, clock: Clock, budgetMs: number): boolean {
   // Likewise an SMS send: deliveries, totals and credit usage only.
   const smsLeft = ownWrites(db, () => advanceSms(db, clock, left()));
   const searchesLeft = advanceSearches(db, clock, left());
-  return importsLeft || mailingsLeft || smsLeft || searchesLeft;
+  // A purge removes only a retired account's rows, which no search of a live account holds.
+  const purgesLeft = ownWrites(db, () => advancePurges(db, clock, left()));
+  return importsLeft || mailingsLeft || smsLeft || searchesLeft || purgesLeft;
 }

@@ -27,7 +27,7 @@ import { inTransaction, type Db } from '../store/db.js';
 import { stmt } from '../store/statements.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
 import { boundedJson, preview } from '../api/schema.js';
-import { localActor } from './accounts.js';
+import { localActor, RETIRED_ACCOUNTS } from './accounts.js';
 import { stamp, type Clock } from './clock.js';
 import type { Ctx } from './context.js';
 import { coerceValue, FieldCatalog, type FieldRecord } from './fields.js';
@@ -747,6 +747,7 @@ function nextDue(db: Db, now: number): DueRow | undefined {
     `SELECT s.search_id, s.account_id, s.cached_at, s.stale_since, s.compute_ms, r.search_id IS NOT NULL AS refreshing
        FROM searches s LEFT JOIN search_refreshes r ON r.search_id = s.search_id
       WHERE s.deleted_at IS NULL AND (r.search_id IS NOT NULL OR s.cached_at IS NULL OR s.stale_since IS NOT NULL OR s.cached_at <= ?)
+        AND s.account_id NOT IN (${RETIRED_ACCOUNTS})
       ORDER BY s.search_id`,
   ).all(stamp(new Date(now - MAX_AGE_MS))) as DueRow[];
   const candidates = rows.filter((r) => !skip?.has(r.search_id));

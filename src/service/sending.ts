@@ -25,7 +25,7 @@ import { stmt } from '../store/statements.js';
 import type { Clock } from './clock.js';
 import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
-import { localActor } from './accounts.js';
+import { localActor, RETIRED_ACCOUNTS } from './accounts.js';
 import { FieldCatalog } from './fields.js';
 import { searchMembersSql } from './searches.js';
 import { missingRequiredTags } from './personalization.js';
@@ -53,6 +53,7 @@ export function advanceMailings(db: Db, clock: Clock, budgetMs: number): boolean
              OR mailing_status IN ('i','s')
              OR (mailing_status = 'w' AND winner_mailing_id IS NULL
                  AND unixepoch(test_sent_at) + test_duration_seconds <= unixepoch(?)))
+            AND account_id NOT IN (${RETIRED_ACCOUNTS})
           ORDER BY mailing_id LIMIT 1`,
     ).get(now, now) as { mailing_id: number; account_id: number } | undefined;
     if (!due) return false;

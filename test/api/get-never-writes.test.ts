@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeService, T0, type TestService } from '../helpers.js';
 import { ROUTES } from '../../src/api/routes/index.js';
 import { advanceJobs } from '../../src/service/jobs.js';
+import { initialize } from '../../src/service/accounts.js';
 import { addMember, createField, createGroups, ok } from './util.js';
 
 let s: TestService;
@@ -48,7 +49,12 @@ beforeAll(async () => {
   await ok(s, 'POST', `/1/sms/campaigns/${campaign}/send`, { body: {} });
   for (let i = 0; i < 1000 && advanceJobs(s.db, s.clock, 1_000); i++);
   await ok(s, 'POST', `/1/sms/campaigns/${campaign}/sim/click`, { body: { member_id: member } });
+  initialize(s.db, s.clock, { hq: true });
+  const subaccount = (await ok(s, 'POST', '/1/enterprise/subaccount', { body: { account_name: 'Branch' } })).account_id;
   Object.assign(ids, {
+    parent_account_id: 1,
+    subaccount_id: subaccount,
+    user_id: 1,
     member_id: member,
     email: 'ann%40example.com',
     member_group_id: gold,

@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeService, type TestService } from '../helpers.js';
 import { advanceJobs } from '../../src/service/jobs.js';
+import { initialize } from '../../src/service/accounts.js';
 import { addMember, createField, createGroups, ok } from './util.js';
 
 /** Tables that grow with the audience (members) or with what is sent to it. */
@@ -90,6 +91,11 @@ beforeAll(async () => {
   for (let i = 0; i < 100 && advanceJobs(s.db, s.clock, 1_000); i++);
   await ok(s, 'POST', `/1/sms/campaigns/${id.campaign}/sim/click`, { body: { member_id: id.ann } });
   await ok(s, 'POST', `/1/sms/campaigns/${id.campaign}/sim/click`, { body: { member_id: id.bob } });
+
+  initialize(s.db, s.clock, { hq: true });
+  for (const name of ['North', 'South', 'East']) await ok(s, 'POST', '/1/enterprise/subaccount', { body: { account_name: name } });
+  id.user = (await ok(s, 'POST', '/1/users', { body: { email: 'ops@example.com', role: 'user' } })).user_id;
+  await ok(s, 'PUT', `/1/enterprise/${id.user}/subaccounts`, { body: { accounts: [2, 4] } });
 });
 afterAll(() => s.close());
 
@@ -172,6 +178,12 @@ const ROUTES: ListRoute[] = [
   { path: '/1/sms/campaigns/{campaign}/clicks', query: { count: 'true' } },
   { path: '/1/sms/billing/credit_usage', query: { from_date: '2026-01-01', to_date: '2027-01-01' } },
   { path: '/1/accounts/sms_settings' },
+  // An HQ's sub-accounts, and a user's access list.
+  { path: '/1/enterprise/subaccounts' },
+  { path: '/1/enterprise/subaccounts', query: { status: 'trial,active', searchterm: 'th', start: '1', end: '3' } },
+  { path: '/1/enterprise/subaccounts', query: { count: 'true' } },
+  { path: '/1/enterprise/{user}/subaccounts' },
+  { path: '/1/enterprise/{user}/subaccounts', query: { start: '1' } },
 ];
 
 describe('list routes read in index order, without a sort or a scan of the audience', () => {

@@ -289,7 +289,7 @@ function segment(rng: Rng, name: string, pools: Pools, clean = false): string {
 
 function pathFor(rng: Rng, route: Route, account: string, pools: Pools, clean = false): string {
   return route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
-    if (name === 'account_id') return account;
+    if (name === 'account_id' || name === 'parent_account_id') return account;
     const text = segment(rng, name, pools, clean);
     // The fuzz's own keys stay: revoked, every later request would be a 401.
     return name === 'key_id' && protectedKeys.includes(Number(text)) ? '999999' : text;

@@ -10,6 +10,7 @@ import { searchRoutes } from './searches.js';
 import { mailingRoutes } from './mailings.js';
 import { reportRoutes } from './reports.js';
 import { smsRoutes } from './sms.js';
+import { subaccountRoutes } from './subaccounts.js';
 
 /** Every operation of the service, spec and extensions: the one route table (one line a resource, so parallel work merges). */
 export const ROUTES: Route[] = [
@@ -24,4 +25,5 @@ export const ROUTES: Route[] = [
   ...accountRoutes,
   ...reportRoutes,
   ...smsRoutes,
+  ...subaccountRoutes,
 ];

@@ -44,8 +44,12 @@ const campaignFields = {
   scheduled_at: s.optional(s.nullable(s.dateTime())),
 };
 
-/** The member a simulated click or reply comes from: member_id, or email. */
-const memberOf = (ctx: Ctx, body: { member_id?: number; email?: string }) => {
+/**
+ * The member a simulated click or reply on a campaign comes from: member_id, or email.
+ * The campaign is looked up first, so another account's campaign is a 404 whatever the body.
+ */
+const memberOf = (ctx: Ctx, campaignId: number, body: { member_id?: number; email?: string }) => {
+  campaigns.campaignRow(ctx, campaignId);
   if ((body.member_id === undefined) === (body.email === undefined))
     throw invalid('member_id', 'give the member as member_id or as email (one of them)');
   return body.member_id ?? getMemberByEmail(ctx, body.email!).member_id;
@@ -233,7 +237,7 @@ export const smsRoutes = [
     params: campaignId,
     body: s.object({ member_id: s.optional(s.id()), email: s.optional(s.email()), sms_link_id: s.optional(s.id()) }),
     returns: 'true',
-    handler: ({ ctx, params, body }) => engagement.recordClick(ctx, params.campaign_id, memberOf(ctx, body), body.sms_link_id),
+    handler: ({ ctx, params, body }) => engagement.recordClick(ctx, params.campaign_id, memberOf(ctx, params.campaign_id, body), body.sms_link_id),
   }),
   route({
     op: 'sms.sim.reply',
@@ -245,6 +249,6 @@ export const smsRoutes = [
     params: campaignId,
     body: s.object({ member_id: s.optional(s.id()), email: s.optional(s.email()), text: s.string({ min: 1, max: 160 }) }),
     returns: 'true',
-    handler: ({ ctx, params, body }) => engagement.recordReply(ctx, params.campaign_id, memberOf(ctx, body), body.text),
+    handler: ({ ctx, params, body }) => engagement.recordReply(ctx, params.campaign_id, memberOf(ctx, params.campaign_id, body), body.text),
   }),
 ];

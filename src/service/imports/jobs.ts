@@ -3,7 +3,7 @@ import { inTransaction, type Db } from '../../store/db.js';
 import { stmt } from '../../store/statements.js';
 import { stamp, type Clock } from '../clock.js';
 import type { Ctx } from '../context.js';
-import { localActor } from '../accounts.js';
+import { localActor, RETIRED_ACCOUNTS } from '../accounts.js';
 import { FieldCatalog } from '../fields.js';
 import { checkRows } from './check.js';
 import { importRow, type ImportRow } from './records.js';
@@ -22,7 +22,7 @@ export function advanceImports(db: Db, clock: Clock, budgetMs: number): boolean 
   for (;;) {
     // The partial index of migration 015 holds only the jobs still to run: this runs
     // every few milliseconds in `amsg serve`, whatever the number of finished imports.
-    const job = stmt(db, "SELECT * FROM member_imports WHERE mode = 'job' AND status IN ('q','p') ORDER BY import_id LIMIT 1").get() as
+    const job = stmt(db, `SELECT * FROM member_imports WHERE mode = 'job' AND status IN ('q','p') AND account_id NOT IN (${RETIRED_ACCOUNTS}) ORDER BY import_id LIMIT 1`).get() as
       | ImportRow
       | undefined;
     if (!job) return false;

@@ -27,7 +27,7 @@ import { ApiError, badRequest, notFound } from '../../errors.js';
 import type { Clock } from '../clock.js';
 import { stamp } from '../clock.js';
 import type { Ctx } from '../context.js';
-import { localActor } from '../accounts.js';
+import { localActor, RETIRED_ACCOUNTS } from '../accounts.js';
 import { FieldCatalog } from '../fields.js';
 import { audienceSqlOf } from '../sending.js';
 import type { AudienceRef } from '../mailings.js';
@@ -209,7 +209,8 @@ export function advanceSms(db: Db, clock: Clock, budgetMs: number): boolean {
     const due = stmt(
       db,
       `SELECT sms_campaign_id, account_id FROM sms_campaigns
-        WHERE send_status IN ('p','i') OR (send_status = 's' AND scheduled_at <= ?)
+        WHERE (send_status IN ('p','i') OR (send_status = 's' AND scheduled_at <= ?))
+          AND account_id NOT IN (${RETIRED_ACCOUNTS})
         ORDER BY sms_campaign_id LIMIT 1`,
     ).get(stamp(clock.now())) as { sms_campaign_id: number; account_id: number } | undefined;
     if (!due) return false;

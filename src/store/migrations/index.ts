@@ -23,6 +23,7 @@ import * as listIndexes from './013-list-indexes.js';
 import * as liveGroups from './014-live-groups.js';
 import * as pendingImportJobs from './015-pending-import-jobs.js';
 import * as sms from './017-sms.js';
+import * as subaccounts from './018-subaccounts.js';
 import * as responseCounters from './021-response-counters.js';
 
 export const MIGRATIONS: { name: string; sql: string }[] = [
@@ -42,5 +43,6 @@ export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '014-live-groups', sql: liveGroups.sql },
   { name: '015-pending-import-jobs', sql: pendingImportJobs.sql },
   { name: '017-sms', sql: sms.sql },
+  { name: '018-subaccounts', sql: subaccounts.sql },
   { name: '021-response-counters', sql: responseCounters.sql },
 ];
