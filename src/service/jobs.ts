@@ -1,6 +1,7 @@
 /**
  * The one job runner: whichever process holds the database advances due work in
- * short slices: member imports (POST /members) first, then mailing sends, then the
+ * short slices: member imports (POST /members) first, then inbound events (their
+ * workflows), then mailing sends, then the
  * refresh of saved searches whose stored result may be stale. `amsg serve` calls it
  * in the background, the local transport after each request.
  */
@@ -9,14 +10,17 @@ import type { Clock } from './clock.js';
 import { advanceImports } from './imports/index.js';
 import { advanceMailings } from './sending.js';
 import { advanceSearches, ownWrites } from './searches.js';
+import { advanceInbound } from './workflows.js';
 
 /** Runs due jobs for up to budgetMs; answers whether work is left. */
 export function advanceJobs(db: Db, clock: Clock, budgetMs: number): boolean {
   const started = Date.now();
   const left = () => Math.max(0, budgetMs - (Date.now() - started));
   const importsLeft = advanceImports(db, clock, budgetMs);
+  // Before sends: a workflow's mailing copy is then sent in the same round.
+  const inboundLeft = advanceInbound(db, clock, left());
   // A send writes messages and histories, nothing a search looks at: it makes no search stale.
   const mailingsLeft = ownWrites(db, () => advanceMailings(db, clock, left()));
   const searchesLeft = advanceSearches(db, clock, left());
-  return importsLeft || mailingsLeft || searchesLeft;
+  return importsLeft || inboundLeft || mailingsLeft || searchesLeft;
 }

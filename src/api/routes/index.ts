@@ -8,6 +8,8 @@ import { importRoutes } from './imports.js';
 import { exportRoutes } from './exports.js';
 import { searchRoutes } from './searches.js';
 import { mailingRoutes } from './mailings.js';
+import { eventRoutes, touchpointRoutes } from './events.js';
+import { workflowRoutes } from './workflows.js';
 
 /** Every operation of the service, spec and extensions: the one route table. */
-export const ROUTES: Route[] = [...mailingRoutes, ...memberRoutes, ...importRoutes, ...exportRoutes, ...groupRoutes, ...subscriptionRoutes, ...searchRoutes, ...fieldRoutes, ...accountRoutes];
+export const ROUTES: Route[] = [...mailingRoutes, ...memberRoutes, ...importRoutes, ...exportRoutes, ...groupRoutes, ...subscriptionRoutes, ...searchRoutes, ...fieldRoutes, ...accountRoutes, ...eventRoutes, ...touchpointRoutes, ...workflowRoutes];
