@@ -16,6 +16,7 @@ export const sql = `
     created_at    TEXT NOT NULL
   );
   CREATE UNIQUE INDEX member_event_types_name ON member_event_types(account_id, event_type COLLATE NOCASE);
+  CREATE INDEX member_event_types_account ON member_event_types(account_id, event_type_id);
 
   CREATE TABLE member_events (
     event_id             INTEGER PRIMARY KEY,
@@ -39,6 +40,7 @@ export const sql = `
     created_at         TEXT NOT NULL
   );
   CREATE UNIQUE INDEX touchpoint_types_name ON touchpoint_types(account_id, type_name COLLATE NOCASE);
+  CREATE INDEX touchpoint_types_account ON touchpoint_types(account_id, touchpoint_type_id);
 
   CREATE TABLE touchpoints (
     touchpoint_id             INTEGER PRIMARY KEY,
