@@ -17,6 +17,9 @@ import * as exportsCommand from '../../commands/exports.js';
 import * as mailings from '../../commands/mailings.js';
 import * as triggers from '../../commands/triggers.js';
 import * as sim from '../../commands/sim.js';
+import * as events from '../../commands/events.js';
+import * as touchpoints from '../../commands/touchpoints.js';
+import * as workflows from '../../commands/workflows.js';
 
 /**
  * The top-level commands: name, one-line description, and the module that defines
@@ -34,6 +37,9 @@ const COMMANDS: Record<string, [description: string, module: { register(cmd: Com
   mailings: ['mailings: create, send, wait, pause, cancel, resend, forward, split-test winners, messages', mailings],
   triggers: ['triggers: automated sends of a parent mailing (deprecated in the service)', triggers],
   sim: ['simulate engagement with sent messages: opens, clicks, bounces, shares, opt-outs, forwards', sim],
+  events: ['member events, their types, and event ingestion (amsg events ingest FILE)', events],
+  touchpoints: ['touchpoints and their types', touchpoints],
+  workflows: ['workflows that ingested events run', workflows],
   fields: ['custom member fields', fields],
   webhooks: ['webhooks', webhooks],
   keys: ['API key pairs', keys],
