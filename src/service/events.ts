@@ -215,27 +215,62 @@ export function recordMany(ctx: Ctx, kind: Kind, items: RecordInput[]): RecordRo
       };
     });
     const now = stamp(ctx.clock.now());
-    const insert = stmt(
+    return checked.map((c) =>
+      getRecord(
+        ctx,
+        kind,
+        insertRecord(ctx, kind, {
+          member_id: c.member_id,
+          type_id: c.type_id,
+          monetary_value: c.item.monetary_value ?? 0,
+          timestamp: c.item.timestamp ?? now,
+          inserted_at: now,
+          mailing_id: c.mailing_id,
+          attributes: c.item.attributes ?? null,
+        }),
+      ),
+    );
+  });
+}
+
+/**
+ * Writes one record whose member, type and mailing the caller has checked (a
+ * workflow knows them); answers its id.
+ */
+export function insertRecord(
+  ctx: Ctx,
+  kind: Kind,
+  r: {
+    member_id: number;
+    type_id: number;
+    monetary_value: number;
+    timestamp: string;
+    inserted_at: string;
+    mailing_id: number | null;
+    attributes: Record<string, unknown> | null;
+  },
+): number {
+  return Number(
+    stmt(
       ctx.db,
       `INSERT INTO ${kind.recordsTable} (account_id, member_id, ${kind.typeId}, ${kind.prefix}_monetary_value,
          ${kind.prefix}_timestamp, inserted_at, mailing_id, attributes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    return checked.map((c) => {
-      const id = Number(
-        insert.run(
-          ctx.accountId,
-          c.member_id,
-          c.type_id,
-          c.item.monetary_value ?? 0,
-          c.item.timestamp ?? now,
-          now,
-          c.mailing_id,
-          c.item.attributes == null ? null : JSON.stringify(c.item.attributes),
-        ).lastInsertRowid,
-      );
-      return getRecord(ctx, kind, id);
-    });
-  });
+    ).run(
+      ctx.accountId,
+      r.member_id,
+      r.type_id,
+      r.monetary_value,
+      r.timestamp,
+      r.inserted_at,
+      r.mailing_id,
+      r.attributes === null ? null : JSON.stringify(r.attributes),
+    ).lastInsertRowid,
+  );
+}
+
+/** Whether the account has this type (a workflow checks before it records). */
+export function typeExists(ctx: Ctx, kind: Kind, typeId: number): boolean {
+  return !!stmt(ctx.db, `SELECT 1 FROM ${kind.typesTable} WHERE ${kind.typeId} = ? AND account_id = ?`).get(typeId, ctx.accountId);
 }
 
 export function getRecord(ctx: Ctx, kind: Kind, recordId: number): RecordRow {
