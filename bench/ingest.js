@@ -4,7 +4,8 @@
 //   1. POST /v1/1/events, 1 KB bodies, 20 workflows defined: requests/s of amsg serve
 //      vs a bare node:http server answering the same posts            goal ≥ 0.4×, amsg p99 ≤ 10 ms
 //   2. BENCH_INGEST_EVENTS (100,000) events accepted AND fully processed (workflow runs
-//      recorded) vs the time accepting them took                      goal ≤ 2×
+//      recorded) vs the time accepting them alone takes (at the accept-only rate of 1:
+//      amsg serve holds processing back while a burst lasts, up to 5 s)   goal ≤ 2×
 //   3. `amsg events ingest FILE` of BENCH_INGEST_EVENTS lines through amsg serve:
 //      its rate, next to the accept-only rate of 2                     (recorded, no goal)
 //
@@ -200,7 +201,9 @@ const runs = await get(`${serve.url}/1/events/inbound?outcome=ran&count=true`);
 await stopChild(serve.child, children);
 
 const ratio = ourRps / baseRps;
-const keepUp = processedMs / acceptMs;
+// Accepting alone: the events at figure 1's rate (no processing while a burst lasts).
+const acceptAloneMs = (EVENTS / ourRps) * 1000;
+const keepUp = processedMs / acceptAloneMs;
 const fmt = (x) => Math.round(x).toLocaleString('en');
 console.log(
   `\nevent ingestion on amsg serve: ${SAMPLE}-byte events, ${WORKFLOWS} workflows, ${MEMBERS.toLocaleString('en')} members, ${CONNECTIONS} connections` +
@@ -212,7 +215,7 @@ console.log(
   `| accept POST /v1/1/events (p50 ${median(ours.map((r) => r.p50))} ms, p99 ${ourP99} ms) | bare node:http: ${fmt(baseRps)} req/s | ${fmt(ourRps)} req/s | ${ratio.toFixed(2)}× | ≥ 0.4×, p99 ≤ 10 ms | ${ratio >= 0.4 && ourP99 <= 10 ? 'pass' : 'FAIL'} |`,
 );
 console.log(
-  `| ${EVENTS.toLocaleString('en')} events accepted and processed | accepting: ${(acceptMs / 1000).toFixed(2)} s (${fmt(accepted.total / (acceptMs / 1000))}/s) | ${(processedMs / 1000).toFixed(2)} s | ${keepUp.toFixed(2)}× | ≤ 2× | ${keepUp <= 2 ? 'pass' : 'FAIL'} |`,
+  `| ${EVENTS.toLocaleString('en')} events accepted and processed (the last answer after ${(acceptMs / 1000).toFixed(2)} s) | accepting alone: ${(acceptAloneMs / 1000).toFixed(2)} s | ${(processedMs / 1000).toFixed(2)} s | ${keepUp.toFixed(2)}× | ≤ 2× | ${keepUp <= 2 ? 'pass' : 'FAIL'} |`,
 );
 console.log(
   `| \`amsg events ingest\` of ${EVENTS.toLocaleString('en')} lines | accept-only: ${fmt(accepted.total / (acceptMs / 1000))} events/s | ${fmt(EVENTS / (cliMs / 1000))} events/s (${(cliMs / 1000).toFixed(2)} s) | ${(EVENTS / (cliMs / 1000) / (accepted.total / (acceptMs / 1000))).toFixed(2)}× | recorded | — |`,

@@ -3,6 +3,7 @@ import { clockFromEnv } from '../service/clock.js';
 import { initialize } from '../service/accounts.js';
 import { advanceJobs } from '../service/jobs.js';
 import { ImportWriter } from '../service/import-writer.js';
+import { preferAccepting } from '../service/workflows.js';
 import { startServer, type RunningServer } from './server.js';
 
 /** How long one slice of background jobs may hold the event loop (one import batch may overrun it). */
@@ -24,6 +25,8 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
   const clock = clockFromEnv();
   const init = initialize(db, clock);
   const importWriter = ImportWriter.for(req.db);
+  // Ingested events are processed between bursts, so accepting them stays fast.
+  preferAccepting(db);
   const running = await startServer({ db, clock, host: req.host, port: req.port, rateLimit: req.rateLimit, importWriter });
   // Due jobs run in the background, in short slices so requests are not held up:
   // a slice holds the event loop (and every request waiting on it) for its whole

@@ -329,7 +329,36 @@ function commitAccepts(db: Db) {
     for (const a of batch) a.reject(err);
     return;
   }
+  lastAccepted.set(db, Date.now());
   for (const a of batch) a.resolve({ success: true });
+}
+
+const lastAccepted = new WeakMap<Db, number>();
+const acceptFirst = new WeakSet<Db>();
+const deferringSince = new WeakMap<Db, number>();
+
+/** Events arriving less than this apart are a burst that processing waits out. */
+const QUIET_MS = 50;
+/** A burst longer than this no longer holds processing back (it shares the process with accepting). */
+const MAX_DEFER_MS = 5_000;
+
+/**
+ * `amsg serve`: while events keep arriving, processing waits (for up to MAX_DEFER_MS),
+ * so a burst is accepted at full speed and processed right after it. A local CLI
+ * processes after each call instead, so it never waits.
+ */
+export function preferAccepting(db: Db): void {
+  acceptFirst.add(db);
+}
+
+/** Whether processing should wait now (an accepting burst is under way and not too long). */
+function waitingOutBurst(db: Db): boolean {
+  if (!acceptFirst.has(db)) return false;
+  const now = Date.now();
+  if (now - (lastAccepted.get(db) ?? 0) >= QUIET_MS) return false;
+  const since = deferringSince.get(db) ?? now;
+  deferringSince.set(db, since);
+  return now - since < MAX_DEFER_MS;
 }
 
 export const tooLarge = (size?: number) =>
@@ -506,7 +535,12 @@ interface Matcher {
  */
 export function advanceInbound(db: Db, clock: Clock, budgetMs: number): boolean {
   // A read first: with nothing queued (most ticks) no write lock is taken.
-  if (!stmt(db, "SELECT 1 FROM inbound_events WHERE status = 'q' LIMIT 1").get()) return false;
+  if (!stmt(db, "SELECT 1 FROM inbound_events WHERE status = 'q' LIMIT 1").get()) {
+    deferringSince.delete(db);
+    return false;
+  }
+  // Answering "nothing left" while waiting: the runner looks again in a moment, not in a busy loop.
+  if (waitingOutBurst(db)) return false;
   const started = Date.now();
   const next = stmt(db, "SELECT inbound_id, account_id, email, payload FROM inbound_events WHERE status = 'q' ORDER BY inbound_id LIMIT ?");
   for (;;) {
