@@ -38,7 +38,9 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
   const tick = () => {
     immediate = undefined;
     const more = advanceJobs(db, clock, JOB_SLICE_MS);
-    if (more) (immediate = setImmediate(tick)).unref();
+    // Not unref'd: an unref'd immediate does not keep the poll phase from blocking, so
+    // with no request arriving the next slice waited for the next timer (~150 ms).
+    if (more) immediate = setImmediate(tick);
     else (timer = setTimeout(tick, 200)).unref();
   };
   tick();

@@ -1,7 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { NOW, recorder, transcriptView, Sandbox, type Mode, type Run } from './harness.js';
+import { openDb } from '../../src/store/db.js';
+import { BIN, NOW, recorder, transcriptView, Sandbox, type Mode, type Run } from './harness.js';
 
 /**
  * `amsg events`, `amsg touchpoints`, `amsg events ingest` and `amsg workflows`, end to
@@ -258,4 +260,72 @@ describe('both modes', () => {
     expect(transcripts.remote.length).toBeGreaterThan(40);
     expect(transcriptView(transcripts.remote)).toEqual(transcriptView(transcripts.local));
   });
+});
+
+describe('a kill during processing', () => {
+  const box = new Sandbox('local');
+  beforeAll(() => box.start(), 60_000);
+  afterAll(() => box.stop());
+
+  test('amsg serve killed (SIGKILL) while it processes: no event processed twice, none lost', async () => {
+    const MEMBERS = 300;
+    const EVENTS = 6000;
+    const csv = join(box.dir, 'members.csv');
+    writeFileSync(csv, 'email\n' + Array.from({ length: MEMBERS }, (_, i) => `m${i}@example.com`).join('\n') + '\n');
+    for (const args of [
+      ['members', 'import', csv],
+      ['groups', 'create', 'Buyers'],
+      ['events', 'types', 'create', 'purchase'],
+      ['workflows', 'create', 'W', '--match', 'type=purchase', '--action', '{"type": "record_event", "event_type_id": 1, "value_from": "n"}', '--action', '{"type": "add_to_groups", "group_ids": [1]}'],
+    ]) {
+      const r = await box.amsg(...args);
+      if (r.exitCode !== 0) throw new Error(`${args.join(' ')}: ${r.stderr}`);
+    }
+    // Queued as the ingestion endpoint stores them, all at once, so the server starts with a backlog.
+    const db = openDb(box.db);
+    const insert = db.prepare("INSERT INTO inbound_events (account_id, email, payload, received_at) VALUES (1, ?, ?, '2026-05-06T07:08:09.000000')");
+    db.transaction(() => {
+      for (let i = 0; i < EVENTS; i++) insert.run(`m${i % MEMBERS}@example.com`, JSON.stringify({ email: `m${i % MEMBERS}@example.com`, type: 'purchase', n: i }));
+    })();
+    const count = (sql: string) => db.prepare(sql).pluck().get() as number;
+    const consistent = () => {
+      const processed = count("SELECT COUNT(*) FROM inbound_events WHERE status = 'o'");
+      // Every processed event has exactly its run and its event; no queued one has either.
+      expect(count('SELECT COUNT(*) FROM workflow_runs')).toBe(processed);
+      expect(count('SELECT COUNT(*) FROM member_events')).toBe(processed);
+      expect(count('SELECT COUNT(*) FROM (SELECT inbound_id FROM workflow_runs GROUP BY inbound_id HAVING COUNT(*) > 1)')).toBe(0);
+      expect(count("SELECT COUNT(*) FROM workflow_runs r JOIN inbound_events i USING (inbound_id) WHERE i.status = 'q'")).toBe(0);
+      expect(count("SELECT n FROM inbound_counts WHERE outcome = 'ran'") ?? 0).toBe(processed);
+      expect(count('SELECT run_count FROM workflows')).toBe(processed);
+      return processed;
+    };
+    const serve = () => {
+      const child = execa('node', [BIN, 'serve', '--port', '0', '--db', box.db], { env: { ...process.env, ...box.baseEnv }, reject: false });
+      return child;
+    };
+    try {
+      const first = serve();
+      let processed = 0;
+      for (let i = 0; i < 3000 && processed === 0; i++) {
+        await new Promise((r) => setTimeout(r, 5));
+        processed = count("SELECT COUNT(*) FROM inbound_events WHERE status = 'o'");
+      }
+      first.kill('SIGKILL');
+      await first;
+      const atKill = consistent();
+      expect(atKill).toBeGreaterThan(0);
+      // Killed half way (else this run proved nothing about a kill).
+      expect(atKill).toBeLessThan(EVENTS);
+
+      const second = serve();
+      for (let i = 0; i < 6000 && count("SELECT COUNT(*) FROM inbound_events WHERE status = 'q'") > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      second.kill('SIGTERM');
+      await second;
+      expect(consistent()).toBe(EVENTS);
+      // Each event recorded its own n once.
+      expect(count('SELECT COUNT(DISTINCT event_monetary_value) FROM member_events')).toBe(EVENTS);
+    } finally {
+      db.close();
+    }
+  }, 120_000);
 });
