@@ -247,6 +247,18 @@ describe.each<Mode>(['local', 'remote'])('amsg events, touchpoints, workflows (%
     expect(bulk.sort((a: number, b: number) => a - b)).toEqual(lines.map((_, i) => i));
   });
 
+  test.skipIf(mode === 'local')('remote: events go to events_url (AMSG_EVENTS_URL) when it differs from the base URL', async () => {
+    const line = JSON.stringify({ email: 'ada@example.com', type: 'visit' });
+    // A different host that is not listening: the events went there, not to the base URL.
+    const away = await box.raw(['events', 'ingest', '-'], { ...box.env, AMSG_EVENTS_URL: 'http://127.0.0.1:9' }, line);
+    expect(away.exitCode).toBe(3);
+    expect(away.stderr).toContain('cannot reach http://127.0.0.1:9');
+    const before = await box.json('events', 'inbound', '--count');
+    const there = await box.raw(['events', 'ingest', '-'], { ...box.env, AMSG_EVENTS_URL: `${box.url}/` }, line);
+    expect([there.exitCode, JSON.parse(there.stdout)]).toEqual([0, { read: 1, sent: 1, refused: 0 }]);
+    expect(await box.json('events', 'inbound', '--count')).toBe(before + 1);
+  });
+
   test('help', async () => {
     const help = await run('events', 'ingest', '--help');
     expect(help.stdout).toContain('$ amsg events ingest march.ndjson --errors-out refused.ndjson');
