@@ -341,3 +341,24 @@ describe('a kill during processing', () => {
     }
   }, 120_000);
 });
+
+describe('amsg events ingest on a terminal', () => {
+  const box = new Sandbox('local');
+  beforeAll(() => box.start(), 60_000);
+  afterAll(() => box.stop());
+
+  test('draws its Ink view and ends with the summary sentence and the refused line', async () => {
+    const file = join(box.dir, 'events.ndjson');
+    writeFileSync(file, `${JSON.stringify({ email: 'a@example.com' })}\n{oops\n${JSON.stringify({ email: 'b@example.com' })}\n`);
+    // util-linux `script` gives the command a pseudo-terminal, the only place the view is drawn.
+    const command = `stty cols 120 rows 30; node ${BIN} events ingest ${file}`;
+    const r = await execa('script', ['-qec', command, '/dev/null'], { env: { ...process.env, ...box.baseEnv, ...box.env }, reject: false, stdin: 'ignore' });
+    // eslint-disable-next-line no-control-regex
+    const screen = r.stdout.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+    expect(r.exitCode).toBe(4);
+    expect(screen).toContain('Sending events');
+    expect(screen).toMatch(/3 events read, 2 sent, [\d,]+ events\/s, 1 refused/);
+    expect(screen).toContain('amsg: line 2: not valid JSON');
+    expect(screen).toContain('Sent 2 of 3 events; 1 refused.');
+  });
+});
