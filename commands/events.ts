@@ -28,6 +28,8 @@ export const EVENT_NAMES: KindNames = {
 };
 
 const isId = (ref: string) => /^\d+$/.test(ref);
+/** `an event`, `a touchpoint`. */
+const an = (k: KindNames) => `${/^[aeiou]/.test(k.noun) ? 'an' : 'a'} ${k.noun}`;
 
 interface WindowFlags {
   start?: string;
@@ -94,7 +96,7 @@ export function registerKind(cmd: Command, k: KindNames) {
   examples(
     types
       .command('get <type>')
-      .description(`show a ${k.noun} type, by id or name`)
+      .description(`show ${an(k)} type, by id or name`)
       .action(
         action(async (ctx, ref: string) => {
           const api = await ctx.api();
@@ -107,7 +109,7 @@ export function registerKind(cmd: Command, k: KindNames) {
   examples(
     types
       .command('create <name>')
-      .description(`create a ${k.noun} type`)
+      .description(`create ${an(k)} type`)
       .option('--display-name <text>', 'the name people see (default: the name)')
       .action(
         action(async (ctx, name: string, o: { displayName?: string }) => {
@@ -122,7 +124,7 @@ export function registerKind(cmd: Command, k: KindNames) {
   examples(
     types
       .command('rename <type> <new-name>')
-      .description(`rename a ${k.noun} type (its display name too with --display-name)`)
+      .description(`rename ${an(k)} type (its display name too with --display-name)`)
       .option('--display-name <text>', 'the new display name (default: kept)')
       .action(
         action(async (ctx, ref: string, name: string, o: { displayName?: string }) => {
@@ -140,7 +142,7 @@ export function registerKind(cmd: Command, k: KindNames) {
   examples(
     types
       .command('delete <type>')
-      .description(`delete a ${k.noun} type and every ${k.noun} of it (irreversible)`)
+      .description(`delete ${an(k)} type and every ${k.noun} of it (irreversible)`)
       .action(
         action(async (ctx, ref: string) => {
           const api = await ctx.api();
@@ -155,7 +157,7 @@ export function registerKind(cmd: Command, k: KindNames) {
   examples(
     cmd
       .command('record <member>')
-      .description(`record a ${k.noun} for a member (by id or e-mail address)`)
+      .description(`record ${an(k)} for a member (by id or e-mail address)`)
       .requiredOption('--type <type>', `the ${k.noun} type, by id or name`)
       .option('--value <number>', 'monetary value')
       .option('--attr <key=value>', 'an attribute (repeatable)', collect)
