@@ -378,6 +378,15 @@ if (process.env.BENCH_MIXED !== '0') {
   if (r.status !== 0) fail(`bench/mixed.js exited ${r.status}`);
 }
 
+// Event ingestion (issue 13): accepting POST /v1/{account}/events against a bare
+// node:http server, processing keeping up, and \`amsg events ingest\` (BENCH_INGEST=0
+// skips it; BENCH_INGEST_EVENTS and BENCH_INGEST_MEMBERS scale it down).
+if (process.env.BENCH_INGEST !== '0') {
+  console.log('\n--- bench/ingest.js ---');
+  const r = spawnSync(NODE, [join(ROOT, 'bench', 'ingest.js')], { stdio: 'inherit', env: process.env });
+  if (r.status !== 0) fail(`bench/ingest.js exited ${r.status}`);
+}
+
 // The scale figure of issue 9: every one-page or one-record read at 1,000 and at a
 // million members (BENCH_SCALE=0 skips it, BENCH_SCALE_N scales it down). Last, as it
 // builds its own million-member database.

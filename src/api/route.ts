@@ -30,7 +30,7 @@ export interface Route<P = any, Q = any, B = any> {
   /** Operation id, `resource.verb`, used by openapi.json and error messages. */
   op: string;
   method: Method;
-  /** Spec notation, with `{name}` placeholders; the first segment is always `{account_id}`. */
+  /** Spec notation, with `{name}` placeholders; `{account_id}` is the first segment (second in the ingestion route's `/v1/{account_id}/events`). */
   path: string;
   summary: string;
   /** True for operations the spec does not list (groups, keys, users …). */

@@ -22,6 +22,9 @@ import * as reports from '../../commands/reports.js';
 import * as sms from '../../commands/sms.js';
 import * as seed from '../../commands/seed.js';
 import * as db from '../../commands/db.js';
+import * as events from '../../commands/events.js';
+import * as touchpoints from '../../commands/touchpoints.js';
+import * as workflows from '../../commands/workflows.js';
 
 /**
  * The top-level commands: name, one-line description, and the module that defines
@@ -41,6 +44,9 @@ const COMMANDS: Record<string, [description: string, module: { register(cmd: Com
   reports: ['response reports: how mailings did (sends, opens, clicks, bounces, opt-outs, links), live with --watch', reports],
   sim: ['simulate engagement with sent messages: opens, clicks, bounces, shares, opt-outs, forwards; SMS clicks and replies', sim],
   sms: ['SMS campaigns, credit usage, settings, segment counts', sms],
+  events: ['member events, their types, and event ingestion (amsg events ingest FILE)', events],
+  touchpoints: ['touchpoints and their types', touchpoints],
+  workflows: ['workflows that ingested events run', workflows],
   fields: ['custom member fields', fields],
   webhooks: ['webhooks', webhooks],
   keys: ['API key pairs', keys],

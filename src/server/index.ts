@@ -3,6 +3,7 @@ import { clockFromEnv } from '../service/clock.js';
 import { initialize } from '../service/accounts.js';
 import { advanceJobs } from '../service/jobs.js';
 import { ImportWriter } from '../service/import-writer.js';
+import { preferAccepting } from '../service/workflows.js';
 import { startServer, type RunningServer } from './server.js';
 import { restoreSnapshot, takeSnapshot } from '../store/snapshot.js';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -42,6 +43,8 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
     resetTo = join(ownSnapshotDir, 'start.db');
     await takeSnapshot(req.db, resetTo);
   }
+  // Ingested events are processed between bursts, so accepting them stays fast.
+  preferAccepting(db);
   const running = await startServer({
     db,
     clock,
@@ -61,7 +64,9 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
   const tick = () => {
     immediate = undefined;
     const more = advanceJobs(db, clock, JOB_SLICE_MS);
-    if (more) (immediate = setImmediate(tick)).unref();
+    // Not unref'd: an unref'd immediate does not keep the poll phase from blocking, so
+    // with no request arriving the next slice waited for the next timer (~150 ms).
+    if (more) immediate = setImmediate(tick);
     else (timer = setTimeout(tick, 200)).unref();
   };
   tick();

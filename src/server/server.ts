@@ -11,8 +11,17 @@ import { memoOnTables } from '../store/memo.js';
 import { Router, type ApiRequest, type ApiResponse } from '../api/router.js';
 import { openapiDocument } from '../api/openapi.js';
 import { VERSION } from '../version.js';
+import { INBOUND_LIMIT, tooLarge } from '../service/workflows.js';
 
 export const BODY_LIMIT = 10 * 1024 * 1024;
+
+/** Event ingestion (`/v1/{account_id}/events`) takes the spec's smaller payload limit. */
+const INGEST_PATH = /^\/v1\/[^/]+\/events\/?$/;
+const bodyLimitOf = (path: string) => (INGEST_PATH.test(path) ? INBOUND_LIMIT : BODY_LIMIT);
+const tooLargeBody = (limit: number, declared?: number) =>
+  limit === BODY_LIMIT
+    ? { status: 413, body: { error: `request body exceeds the 10 MB limit${declared === undefined ? '' : ` (${declared} bytes)`}` } }
+    : { status: 413, body: tooLarge(declared).body };
 
 /** The tables authenticate reads (its memo survives writes to any other). */
 const AUTH_TABLES = ['api_keys', 'users'];
@@ -64,10 +73,11 @@ async function readBody(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   lingering: Set<http.IncomingMessage>,
+  limit = BODY_LIMIT,
 ): Promise<string | undefined> {
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > BODY_LIMIT) {
-    refuseUpload(req, res, { status: 413, body: { error: `request body exceeds the 10 MB limit (${declared} bytes)` } }, {}, lingering);
+  if (declared > limit) {
+    refuseUpload(req, res, tooLargeBody(limit, declared), {}, lingering);
     return undefined;
   }
   const chunks: Buffer[] = [];
@@ -75,8 +85,8 @@ async function readBody(
   // Leaving the loop must not destroy the request: see refuseUpload.
   for await (const chunk of req.iterator({ destroyOnReturn: false })) {
     size += (chunk as Buffer).length;
-    if (size > BODY_LIMIT) {
-      refuseUpload(req, res, { status: 413, body: { error: 'request body exceeds the 10 MB limit' } }, {}, lingering);
+    if (size > limit) {
+      refuseUpload(req, res, tooLargeBody(limit), {}, lingering);
       return undefined;
     }
     chunks.push(chunk as Buffer);
@@ -283,7 +293,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       // Most GETs carry no body at all: skip the read loop for them.
       if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined)
         return answer(req, res, request);
-      readBody(req, res, lingering)
+      readBody(req, res, lingering, bodyLimitOf(rawPath))
         .then((body) => body !== undefined && answer(req, res, { ...request, body }))
         .catch((err) => fail(res, err));
     } catch (err) {

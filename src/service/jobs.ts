@@ -1,8 +1,9 @@
 /**
  * The one job runner: whichever process holds the database advances due work in
- * short slices: member imports (POST /members) first, then mailing and SMS sends, then the
- * refresh of saved searches whose stored result may be stale, then the purge of
- * sub-accounts retired 30 days ago. `amsg serve` calls it
+ * short slices: member imports (POST /members) first, then inbound events (their
+ * workflows), then mailing and SMS sends, then the refresh of saved searches whose
+ * stored result may be stale, then the purge of sub-accounts retired 30 days ago.
+ * `amsg serve` calls it
  * in the background, the local transport after each request.
  */
 import type { Db } from '../store/db.js';
@@ -12,12 +13,15 @@ import { advanceMailings } from './sending.js';
 import { advanceSms } from './sms/sending.js';
 import { advanceSearches, ownWrites } from './searches.js';
 import { advancePurges } from './subaccounts.js';
+import { advanceInbound } from './workflows.js';
 
 /** Runs due jobs for up to budgetMs; answers whether work is left. */
 export function advanceJobs(db: Db, clock: Clock, budgetMs: number): boolean {
   const started = Date.now();
   const left = () => Math.max(0, budgetMs - (Date.now() - started));
   const importsLeft = advanceImports(db, clock, budgetMs);
+  // Before sends: a workflow's mailing copy is then sent in the same round.
+  const inboundLeft = advanceInbound(db, clock, left());
   // A send writes messages and histories, nothing a search looks at: it makes no search stale.
   const mailingsLeft = ownWrites(db, () => advanceMailings(db, clock, left()));
   // Likewise an SMS send: deliveries, totals and credit usage only.
@@ -25,5 +29,5 @@ export function advanceJobs(db: Db, clock: Clock, budgetMs: number): boolean {
   const searchesLeft = advanceSearches(db, clock, left());
   // A purge removes only a retired account's rows, which no search of a live account holds.
   const purgesLeft = ownWrites(db, () => advancePurges(db, clock, left()));
-  return importsLeft || mailingsLeft || smsLeft || searchesLeft || purgesLeft;
+  return importsLeft || inboundLeft || mailingsLeft || smsLeft || searchesLeft || purgesLeft;
 }

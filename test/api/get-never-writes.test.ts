@@ -51,10 +51,25 @@ beforeAll(async () => {
   await ok(s, 'POST', `/1/sms/campaigns/${campaign}/sim/click`, { body: { member_id: member } });
   initialize(s.db, s.clock, { hq: true });
   const subaccount = (await ok(s, 'POST', '/1/enterprise/subaccount', { body: { account_name: 'Branch' } })).account_id;
+  // Member events, touchpoints, a workflow and an ingested event it ran for.
+  const eventType = (await ok(s, 'POST', '/1/events', { body: { event_type: 'purchase', display_name: 'Purchase' } })).event_type_id;
+  const touchpointType = (await ok(s, 'POST', '/1/touchpoints', { body: { type_name: 'web', display_name: 'Web' } })).touchpoint_type_id;
+  await ok(s, 'POST', '/1/events/members', { body: { events: [{ member_id: member, event_type_id: eventType }] } });
+  const [touchpoint] = await ok(s, 'POST', '/1/touchpoints/members', { body: { touchpoints: [{ member_id: member, touchpoint_type_id: touchpointType }] } });
+  const workflow = await ok(s, 'POST', '/1/workflows', {
+    body: { name: 'Buyers', match: { type: 'purchase' }, actions: [{ type: 'add_to_groups', group_ids: [gold] }] },
+  });
+  await ok(s, 'POST', '/v1/1/events', { body: { email: 'ann@example.com', type: 'purchase' } });
+  for (let i = 0; i < 1000 && advanceJobs(s.db, s.clock, 1_000); i++);
   Object.assign(ids, {
     parent_account_id: 1,
     subaccount_id: subaccount,
     user_id: 1,
+    event_type_id: eventType,
+    touchpoint_type_id: touchpointType,
+    touchpoint_id: touchpoint.touchpoint_id,
+    workflow_id: workflow,
+    inbound_id: 1,
     member_id: member,
     email: 'ann%40example.com',
     member_group_id: gold,

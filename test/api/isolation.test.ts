@@ -153,6 +153,15 @@ async function seed(actor: Actor, account: number, tag: string) {
   await call('POST', `/sms/campaigns/${campaign}/send`, {});
   while (advanceJobs(s.db, s.clock, 50));
   await call('POST', `/sms/campaigns/${campaign}/sim/click`, { member_id: members[0] });
+  // Member events and touchpoints with their types, a workflow, and an ingested event it ran for.
+  const eventType = (await call('POST', '/events', { event_type: `${tag}_purchase`, display_name: 'Purchase' })).event_type_id;
+  const touchpointType = (await call('POST', '/touchpoints', { type_name: `${tag}_web`, display_name: 'Web' })).touchpoint_type_id;
+  await call('POST', '/events/members', { events: [{ member_id: members[0], event_type_id: eventType }] });
+  await call('POST', '/touchpoints/members', { touchpoints: [{ member_id: members[0], touchpoint_type_id: touchpointType }] });
+  await call('POST', '/workflows', { name: `${tag} buyers`, match: { type: 'purchase' }, actions: [{ type: 'add_to_groups', group_ids: [gold] }] });
+  const inbound = await send(actor, 'POST', `/v1/${account}/events`, { email: `${tag}0@example.org`, type: 'purchase' });
+  if (inbound.status !== 200) throw new Error(`POST /v1/${account}/events: ${inbound.status} ${JSON.stringify(inbound.body)}`);
+  while (advanceJobs(s.db, s.clock, 50));
   await call('POST', '/keys', { label: `${tag} key`, user_id: s.db.prepare('SELECT user_id FROM users WHERE account_id = ? ORDER BY user_id').pluck().get(account) });
 }
 

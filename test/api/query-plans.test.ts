@@ -23,6 +23,10 @@ const LARGE_TABLES = [
   'mailing_optouts',
   'sms_deliveries',
   'sms_clicks',
+  'member_events',
+  'touchpoints',
+  'inbound_events',
+  'workflow_runs',
 ];
 
 let s: TestService;
@@ -96,6 +100,18 @@ beforeAll(async () => {
   for (const name of ['North', 'South', 'East']) await ok(s, 'POST', '/1/enterprise/subaccount', { body: { account_name: name } });
   id.user = (await ok(s, 'POST', '/1/users', { body: { email: 'ops@example.com', role: 'user' } })).user_id;
   await ok(s, 'PUT', `/1/enterprise/${id.user}/subaccounts`, { body: { accounts: [2, 4] } });
+
+  // Member events, touchpoints, workflows and ingested events (two accounts' worth would not change a plan).
+  await ok(s, 'POST', '/1/events', { body: { event_type: 'purchase', display_name: 'Purchase' } });
+  await ok(s, 'POST', '/1/touchpoints', { body: { type_name: 'web', display_name: 'Web' } });
+  await ok(s, 'POST', '/1/events/members', { body: { events: [{ member_id: id.ann, event_type_id: 1 }, { member_id: id.bob, event_type_id: 1 }] } });
+  await ok(s, 'POST', '/1/touchpoints/members', { body: { touchpoints: [{ member_id: id.ann, touchpoint_type_id: 1 }] } });
+  id.workflow = await ok(s, 'POST', '/1/workflows', {
+    body: { name: 'Buyers', match: { type: 'purchase' }, actions: [{ type: 'record_event', event_type_id: 1 }] },
+  });
+  for (const email of ['ann@example.com', 'bob@example.com', 'nobody@example.com'])
+    await ok(s, 'POST', '/v1/1/events', { body: { email, type: 'purchase' } });
+  for (let i = 0; i < 100 && advanceJobs(s.db, s.clock, 1_000); i++);
 });
 afterAll(() => s.close());
 
@@ -184,6 +200,20 @@ const ROUTES: ListRoute[] = [
   { path: '/1/enterprise/subaccounts', query: { count: 'true' } },
   { path: '/1/enterprise/{user}/subaccounts' },
   { path: '/1/enterprise/{user}/subaccounts', query: { start: '1' } },
+  // Member events, touchpoints, ingested events and workflows.
+  { path: '/1/events' },
+  { path: '/1/touchpoints' },
+  { path: '/1/events/members/{ann}' },
+  { path: '/1/events/members/{ann}', query: { count: 'true' } },
+  { path: '/1/touchpoints/members/{ann}' },
+  { path: '/1/events/inbound' },
+  { path: '/1/events/inbound', query: { outcome: 'no-member' } },
+  { path: '/1/events/inbound', query: { outcome: 'queued' } },
+  { path: '/1/events/inbound', query: { outcome: 'ran', count: 'true' } },
+  { path: '/1/events/inbound/1' },
+  { path: '/1/workflows' },
+  { path: '/1/workflows/{workflow}/runs' },
+  { path: '/1/workflows/{workflow}/runs', query: { start: '1' } },
 ];
 
 describe('list routes read in index order, without a sort or a scan of the audience', () => {

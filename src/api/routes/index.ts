@@ -11,6 +11,8 @@ import { mailingRoutes } from './mailings.js';
 import { reportRoutes } from './reports.js';
 import { smsRoutes } from './sms.js';
 import { subaccountRoutes } from './subaccounts.js';
+import { eventRoutes, touchpointRoutes } from './events.js';
+import { workflowRoutes } from './workflows.js';
 
 /** Every operation of the service, spec and extensions: the one route table (one line a resource, so parallel work merges). */
 export const ROUTES: Route[] = [
@@ -26,4 +28,7 @@ export const ROUTES: Route[] = [
   ...reportRoutes,
   ...smsRoutes,
   ...subaccountRoutes,
+  ...eventRoutes,
+  ...touchpointRoutes,
+  ...workflowRoutes,
 ];

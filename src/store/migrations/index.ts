@@ -22,6 +22,7 @@ import * as searchResults from './012-search-results.js';
 import * as listIndexes from './013-list-indexes.js';
 import * as liveGroups from './014-live-groups.js';
 import * as pendingImportJobs from './015-pending-import-jobs.js';
+import * as memberEvents from './016-member-events.js';
 import * as sms from './017-sms.js';
 import * as subaccounts from './018-subaccounts.js';
 import * as responseCounters from './021-response-counters.js';
@@ -42,6 +43,7 @@ export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '013-list-indexes', sql: listIndexes.sql },
   { name: '014-live-groups', sql: liveGroups.sql },
   { name: '015-pending-import-jobs', sql: pendingImportJobs.sql },
+  { name: '016-member-events', sql: memberEvents.sql },
   { name: '017-sms', sql: sms.sql },
   { name: '018-subaccounts', sql: subaccounts.sql },
   { name: '021-response-counters', sql: responseCounters.sql },
