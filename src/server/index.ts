@@ -3,6 +3,7 @@ import { clockFromEnv } from '../service/clock.js';
 import { initialize } from '../service/accounts.js';
 import { advanceJobs } from '../service/jobs.js';
 import { ImportWriter } from '../service/import-writer.js';
+import { Deliverer } from '../service/webhooks/deliver.js';
 import { startServer, type RunningServer } from './server.js';
 
 /** How long one slice of background jobs may hold the event loop (one import batch may overrun it). */
@@ -39,6 +40,9 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
     else (timer = setTimeout(tick, 200)).unref();
   };
   tick();
+  // Webhook posts go out in the background too, woken by each event this process fires.
+  const deliverer = new Deliverer(db, clock);
+  deliverer.start();
   return {
     ...running,
     created: init.created ? { public_key: init.public_key!, private_key: init.private_key! } : undefined,
@@ -46,6 +50,7 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
       clearTimeout(timer);
       if (immediate) clearImmediate(immediate);
       await running.close();
+      await deliverer.stop();
       await importWriter?.close();
       db.close();
     },

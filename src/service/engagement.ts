@@ -5,8 +5,19 @@
  * Forwards are the spec's own POST /forwards (mailings.ts).
  *
  * Each kind keeps its first time (a second open changes nothing); a click counts as
- * an open too, as a real client would have loaded the message to click in it.
+ * an open too, as a real client would have loaded the message to click in it. A
+ * share_click (someone followed a link the member shared) stamps nothing. Every call
+ * fires its webhook event (message_open, message_click, message_share,
+ * message_share_click), as each is an occurrence; opt-outs and hard bounces fire the
+ * status events (members.ts).
  */
+
+const EVENTS: Partial<Record<EngagementKind, EventName>> = {
+  open: 'message_open',
+  click: 'message_click',
+  share: 'message_share',
+  share_click: 'message_share_click',
+};
 import { inTransaction } from '../store/db.js';
 import { stmt } from '../store/statements.js';
 import { notFound } from '../errors.js';
@@ -14,8 +25,9 @@ import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
 import { memberRow, optOutFromMailing, setStatuses } from './members.js';
 import { mailingRow } from './mailings.js';
+import { emitEvent, memberList, type EventName } from './webhooks.js';
 
-export const ENGAGEMENT_KINDS = ['open', 'click', 'bounce', 'share', 'optout'] as const;
+export const ENGAGEMENT_KINDS = ['open', 'click', 'bounce', 'share', 'share_click', 'optout'] as const;
 export type EngagementKind = (typeof ENGAGEMENT_KINDS)[number];
 
 export interface EngagementInput {
@@ -72,6 +84,12 @@ export function recordEngagement(ctx: Ctx, kind: EngagementKind, input: Engageme
         optOutFromMailing(ctx, input.member_id, input.mailing_id);
         break;
     }
+    if (EVENTS[kind]) emitEvent(ctx, EVENTS[kind], () => ({ mailing_id: input.mailing_id, ...(kind === 'click' ? { link_id: input.link_id ?? firstLink(ctx, message.content_mailing_id) } : {}), ...memberList(ctx, [input.member_id]) }));
     return true;
   });
+}
+
+/** The link a click without link_id stands for: the mailing's first. */
+function firstLink(ctx: Ctx, contentMailingId: number): number | null {
+  return (stmt(ctx.db, 'SELECT MIN(link_id) FROM mailing_links WHERE mailing_id = ?').pluck().get(contentMailingId) as number | null) ?? null;
 }

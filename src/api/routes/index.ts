@@ -8,6 +8,7 @@ import { importRoutes } from './imports.js';
 import { exportRoutes } from './exports.js';
 import { searchRoutes } from './searches.js';
 import { mailingRoutes } from './mailings.js';
+import { webhookRoutes } from './webhooks.js';
 
 /** Every operation of the service, spec and extensions: the one route table. */
-export const ROUTES: Route[] = [...mailingRoutes, ...memberRoutes, ...importRoutes, ...exportRoutes, ...groupRoutes, ...subscriptionRoutes, ...searchRoutes, ...fieldRoutes, ...accountRoutes];
+export const ROUTES: Route[] = [...mailingRoutes, ...memberRoutes, ...importRoutes, ...exportRoutes, ...groupRoutes, ...subscriptionRoutes, ...searchRoutes, ...fieldRoutes, ...accountRoutes, ...webhookRoutes];
