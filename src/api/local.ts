@@ -40,7 +40,10 @@ export function openLocal(file: string, accountId: number, clock: Clock = clockF
     deliverWebhooks: async (budgetMs) => {
       if (!anyDeliveryDue(db, clock)) return;
       const { deliverFor } = await import('../service/webhooks/deliver.js');
-      await deliverFor(db, clock, budgetMs);
+      // A post that could not be made is made by a later run: it never fails the call it follows.
+      await deliverFor(db, clock, budgetMs).catch((err: Error) => {
+        if (process.env.AMSG_DEBUG) process.stderr.write(`amsg: webhook delivery: ${err.stack ?? err}\n`);
+      });
     },
     close: async () => {
       await importWriter?.close();

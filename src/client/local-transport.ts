@@ -59,6 +59,12 @@ export class LocalTransport implements Transport {
     return body;
   }
 
+  async advance(budgetMs: number): Promise<void> {
+    const { advanceJobs, deliverWebhooks } = await this.open();
+    advanceJobs(Math.min(budgetMs, JOB_SLICE_MS));
+    await deliverWebhooks(budgetMs);
+  }
+
   async download(call: ApiCall): Promise<Download> {
     const { router, actor } = await this.open();
     const res = await router.handle({ method: call.method, path: call.path, query: queryString(call.query), actor });

@@ -74,6 +74,11 @@ const secondsOf = (ms: number) => Math.floor(ms / 1000);
 
 type Undici = typeof import('undici');
 let undici: Promise<Undici> | undefined;
+/** undici is CommonJS: bundled, its exports arrive as the namespace's default. */
+const loadUndici = async (): Promise<Undici> => {
+  const mod = (await import('undici')) as Undici & { default?: Undici };
+  return mod.Agent ? mod : mod.default!;
+};
 
 /**
  * Delivers due webhook posts for one database. `amsg serve` and `listen` run it in the
@@ -174,7 +179,7 @@ export class Deliverer {
   }
 
   private async post(head: Head, abort: AbortController): Promise<Outcome> {
-    const { Agent, request } = await (undici ??= import('undici'));
+    const { Agent, request } = await (undici ??= loadUndici());
     this.agent ??= new Agent({ connections: 4, keepAliveTimeout: 10_000, connectTimeout: this.timeoutMs, headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs });
     const body = eventBody(head);
     const headers: Record<string, string> = {

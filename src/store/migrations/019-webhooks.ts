@@ -12,10 +12,13 @@
  *   lease_pid says who holds it. A process killed mid-post leaves it leased, and once the
  *   lease is over (or its process is gone) it is due again, with the same ids;
  * - webhook_attempts: each post's outcome, for the delivery log.
+ *
+ * Webhook, event and delivery ids are never reused (AUTOINCREMENT): receivers
+ * de-duplicate on event and delivery ids, and a deleted webhook takes its deliveries along.
  */
 export const sql = `
   CREATE TABLE webhooks (
-    webhook_id  INTEGER PRIMARY KEY,
+    webhook_id  INTEGER PRIMARY KEY AUTOINCREMENT,
     account_id  INTEGER NOT NULL REFERENCES accounts(account_id),
     url         TEXT NOT NULL,
     method      TEXT NOT NULL CHECK (method IN ('POST','GET')),
@@ -27,7 +30,7 @@ export const sql = `
   CREATE INDEX webhooks_account_event ON webhooks(account_id, event);
 
   CREATE TABLE webhook_events (
-    event_id    INTEGER PRIMARY KEY,
+    event_id    INTEGER PRIMARY KEY AUTOINCREMENT,
     account_id  INTEGER NOT NULL REFERENCES accounts(account_id),
     event       TEXT NOT NULL,
     data        TEXT NOT NULL,
@@ -35,7 +38,7 @@ export const sql = `
   );
 
   CREATE TABLE webhook_deliveries (
-    delivery_id      INTEGER PRIMARY KEY,
+    delivery_id      INTEGER PRIMARY KEY AUTOINCREMENT,
     account_id       INTEGER NOT NULL,
     webhook_id       INTEGER NOT NULL REFERENCES webhooks(webhook_id) ON DELETE CASCADE,
     event_id         INTEGER NOT NULL REFERENCES webhook_events(event_id),
