@@ -159,3 +159,87 @@ test('both modes print the same transcript', () => {
   // Runs whose output carries a random secret or the receiver's port are left out of the recorded runs.
   expect(transcriptView(transcripts.remote)).toEqual(transcriptView(transcripts.local));
 });
+
+describe('a SIGKILL of amsg serve during a burst of deliveries', () => {
+  test('after a restart, every committed event is delivered at least once, and none is lost', async () => {
+    const box = new Sandbox('local');
+    const creds = await box.start();
+    // A receiver a little slow to answer, so the kill lands with posts in flight.
+    const seen = new Map<string, number>();
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const id = String(req.headers['x-amsg-event-id']);
+        seen.set(id, (seen.get(id) ?? 0) + 1);
+        setTimeout(() => res.end('ok'), 5);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const hookUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    // The real clock here: the restarted serve must see time move (leases, retries).
+    const env = { ...process.env, ...box.baseEnv, AMSG_NOW: '' };
+    const startServe = async () => {
+      const child = execa('node', [BIN, 'serve', '--port', '0', '--db', box.db], { env, reject: false });
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 15_000);
+        child.stdout!.on('data', (c: Buffer) => {
+          out += c.toString();
+          if (out.includes('\n')) {
+            clearTimeout(timer);
+            resolve(out.split('\n')[0].trim());
+          }
+        });
+      });
+      return { child, url };
+    };
+    try {
+      const auth = `Basic ${Buffer.from(`${creds.public_key}:${creds.private_key}`).toString('base64')}`;
+      const call = (url: string, path: string, body: unknown) =>
+        fetch(`${url}/1${path}`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      let serve = await startServe();
+      expect((await call(serve.url, '/webhooks', { url: hookUrl, event: 'member_add' })).status).toBe(200);
+      const N = 300;
+      let answered = 0;
+      // The burst: adds as fast as serve answers; the kill comes once some posts arrived.
+      const burst = (async () => {
+        for (let i = 0; i < N; i++) {
+          try {
+            const res = await call(serve.url, '/members/add', { email: `m${i}@example.com` });
+            if (res.status === 200) answered++;
+          } catch {
+            return; // serve is gone
+          }
+        }
+      })();
+      const until = Date.now() + 20_000;
+      while (seen.size < 40 && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+      serve.child.kill('SIGKILL');
+      await serve.child;
+      await burst;
+      expect(answered).toBeGreaterThan(0);
+      expect(answered).toBeLessThan(N); // it did die mid-burst
+      // Every add that was answered committed its event; the restarted serve sends the rest.
+      serve = await startServe();
+      const Database = (await import('better-sqlite3')).default;
+      const db = new Database(box.db, { readonly: true });
+      try {
+        const events = db.prepare('SELECT event_id FROM webhook_events ORDER BY event_id').pluck().all() as number[];
+        expect(events.length).toBeGreaterThanOrEqual(answered);
+        const pending = () => db.prepare("SELECT COUNT(*) FROM webhook_deliveries WHERE status <> 'o'").pluck().get() as number;
+        const deadline = Date.now() + 30_000;
+        while ((pending() > 0 || seen.size < events.length) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+        expect(pending()).toBe(0);
+        expect([...seen.keys()].map(Number).sort((a, b) => a - b)).toEqual(events);
+      } finally {
+        db.close();
+        serve.child.kill('SIGTERM');
+        await serve.child;
+      }
+    } finally {
+      server.closeAllConnections();
+      server.close();
+      await box.stop();
+    }
+  }, 90_000);
+});
