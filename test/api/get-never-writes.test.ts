@@ -41,6 +41,8 @@ beforeAll(async () => {
   await ok(s, 'POST', `/1/members/imports/${imp}/rows`, { body: { columns: ['email'], rows: [['cy@example.com'], ['ann@example.com']] } });
   await ok(s, 'POST', `/1/members/imports/${imp}/finish`, { body: {} });
   const exp = (await ok(s, 'POST', '/1/exports', { body: { user_id: 'owner@localhost' } })).export_id;
+  const webhook = await ok(s, 'POST', '/1/webhooks', { body: { url: 'http://127.0.0.1:9/hook', event: 'member_add' } });
+  await ok(s, 'POST', '/1/webhooks/trigger', { body: { event: 'member_add' } });
   Object.assign(ids, {
     member_id: member,
     email: 'ann%40example.com',
@@ -54,6 +56,8 @@ beforeAll(async () => {
     import_id: imp,
     export_id: exp,
     field_id: birthday,
+    webhook_id: webhook,
+    delivery_id: 1,
   });
 });
 afterAll(() => s.close());
