@@ -8,6 +8,9 @@ import { initialize, isInitialized, localActor, type InitResult } from '../servi
 import { advanceJobs } from '../service/jobs.js';
 import { ImportWriter } from '../service/import-writer.js';
 import { anyDeliveryDue } from '../service/webhooks.js';
+// Bundled with the engine (a lazy chunk of its own split the store out of it: one more file
+// for every local command); it loads undici only when it posts.
+import { deliverFor } from '../service/webhooks/deliver.js';
 import type { Actor } from '../service/context.js';
 import { ApiError } from '../errors.js';
 import { Router } from './router.js';
@@ -39,7 +42,6 @@ export function openLocal(file: string, accountId: number, clock: Clock = clockF
     advanceJobs: (budgetMs) => advanceJobs(db, clock, budgetMs),
     deliverWebhooks: async (budgetMs) => {
       if (!anyDeliveryDue(db, clock)) return;
-      const { deliverFor } = await import('../service/webhooks/deliver.js');
       // A post that could not be made is made by a later run: it never fails the call it follows.
       await deliverFor(db, clock, budgetMs).catch((err: Error) => {
         if (process.env.AMSG_DEBUG) process.stderr.write(`amsg: webhook delivery: ${err.stack ?? err}\n`);

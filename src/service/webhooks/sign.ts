@@ -4,7 +4,8 @@
  * The timestamp is signed with the body so a captured post cannot be replayed later
  * unnoticed (a receiver refuses old timestamps); the README has a verifier.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+// node:crypto is loaded on first use: this module is bundled with the engine every local command loads.
+const crypto = () => process.getBuiltinModule('node:crypto') as typeof import('node:crypto');
 
 export const SIGNATURE_HEADER = 'x-amsg-signature';
 export const EVENT_ID_HEADER = 'x-amsg-event-id';
@@ -12,7 +13,7 @@ export const DELIVERY_ID_HEADER = 'x-amsg-delivery-id';
 export const EVENT_HEADER = 'x-amsg-event';
 
 export function signature(secret: string, timestamp: number, body: string): string {
-  return createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
+  return crypto().createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
 }
 
 export function signatureHeader(secret: string, timestamp: number, body: string): string {
@@ -27,5 +28,5 @@ export function verifySignature(secret: string, header: string, body: string, no
   if (toleranceSeconds > 0 && Math.abs(nowSeconds - t) > toleranceSeconds) return false;
   const expected = Buffer.from(signature(secret, t, body), 'hex');
   const given = Buffer.from(parts.v1, 'hex');
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return given.length === expected.length && crypto().timingSafeEqual(given, expected);
 }
