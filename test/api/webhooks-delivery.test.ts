@@ -286,3 +286,22 @@ describe('order, leases and slow receivers', () => {
     expect((await delivery(1)).status).toBe('o');
   });
 });
+
+describe('a webhook deleted during its post', () => {
+  it('records nothing and keeps delivering', async () => {
+    let release!: () => void;
+    answer = (_r, res) => {
+      release = () => res.end();
+    };
+    await register();
+    await addMember(s, 'ada@example.com');
+    const d = new Deliverer(s.db, s.clock);
+    const run = d.runFor(3_000);
+    while (received.length < 1) await new Promise((r) => setTimeout(r, 5));
+    await ok(s, 'DELETE', '/1/webhooks/1');
+    release();
+    await run;
+    expect(s.db.prepare('SELECT COUNT(*) FROM webhook_attempts').pluck().get()).toBe(0);
+    expect(s.db.prepare('SELECT COUNT(*) FROM webhook_deliveries').pluck().get()).toBe(0);
+  });
+});

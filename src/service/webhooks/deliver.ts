@@ -152,13 +152,12 @@ export class Deliverer {
     const status = ok ? 'o' : attempts >= MAX_ATTEMPTS ? 'e' : 'p';
     const next = status === 'p' ? stamp(new Date(now.getTime() + backoffMs(attempts))) : null;
     this.db.transaction(() => {
-      stmt(this.db, 'INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, error, duration_ms) VALUES (?, ?, ?, ?, ?)').run(
-        head.delivery_id,
-        at,
-        outcome.status_code,
-        outcome.error,
-        outcome.duration_ms,
-      );
+      // The webhook may have been deleted during the post, its deliveries with it.
+      stmt(
+        this.db,
+        `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, error, duration_ms)
+         SELECT delivery_id, ?, ?, ?, ? FROM webhook_deliveries WHERE delivery_id = ?`,
+      ).run(at, outcome.status_code, outcome.error, outcome.duration_ms, head.delivery_id);
       stmt(
         this.db,
         `UPDATE webhook_deliveries
@@ -230,8 +229,9 @@ export class Deliverer {
           if (abort.signal.aborted && abort.signal.reason === RELEASED) this.release(head.delivery_id);
           else this.settle(head, outcome);
         } catch (err) {
-          // Busy for longer than the busy timeout: the lease runs out and the post is made again.
-          if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
+          // Not recorded (busy for longer than the busy timeout, say): the lease runs out and
+          // the post is made again. A background deliverer must not take its process down.
+          backgroundError(err);
         }
         if (!this.stopped) this.schedule();
       });
@@ -249,7 +249,7 @@ export class Deliverer {
       try {
         this.pump();
       } catch (err) {
-        if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
+        backgroundError(err);
       }
     });
   }
@@ -299,6 +299,11 @@ export class Deliverer {
 }
 
 const RELEASED = new Error('released');
+
+/** A failure of background delivery: the next pass tries again; AMSG_DEBUG=1 shows it. */
+function backgroundError(err: unknown) {
+  if (process.env.AMSG_DEBUG) process.stderr.write(`amsg: webhook delivery: ${(err as Error)?.stack ?? String(err)}\n`);
+}
 
 function describe(err: unknown): string {
   const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
