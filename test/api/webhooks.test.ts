@@ -81,6 +81,18 @@ describe('the /webhooks endpoints, with the real service shapes', () => {
     expect(countRows(s, 'webhooks')).toBe(1);
   });
 
+  it('marks every webhook route but the event types (the spec lists that one) as an extension in openapi.json', async () => {
+    const doc = (await s.call('GET', '/openapi.json')).body;
+    const ops = Object.entries(doc.paths)
+      .filter(([path]) => path.startsWith('/{account_id}/webhooks'))
+      .flatMap(([, methods]) => Object.values(methods as Record<string, any>));
+    expect(ops.map((o) => o.operationId).sort()).toEqual([
+      'webhooks.create', 'webhooks.delete', 'webhooks.deleteAll', 'webhooks.deliveries', 'webhooks.delivery', 'webhooks.events',
+      'webhooks.get', 'webhooks.list', 'webhooks.replay', 'webhooks.rollSecret', 'webhooks.trigger', 'webhooks.update',
+    ]);
+    for (const o of ops) expect(o['x-amsg-extension'] === true, o.operationId).toBe(o.operationId !== 'webhooks.events');
+  });
+
   it('GET /webhooks/events still answers the catalogue', async () => {
     const events = await ok(s, 'GET', '/1/webhooks/events');
     expect(events.map((e: any) => e.event_name)).toEqual(EVENT_NAMES);
