@@ -35,7 +35,7 @@ const COMMANDS: Record<string, [description: string, module: { register(cmd: Com
   triggers: ['triggers: automated sends of a parent mailing (deprecated in the service)', triggers],
   sim: ['simulate engagement with sent messages: opens, clicks, bounces, shares, opt-outs, forwards', sim],
   fields: ['custom member fields', fields],
-  webhooks: ['webhooks', webhooks],
+  webhooks: ['webhooks: register, deliveries and replays, sample events, listen for events locally', webhooks],
   keys: ['API key pairs', keys],
   users: ['users of the account, with roles and permissions', users],
   serve: ['serve the local database over HTTP (HTTP Basic auth with an API key pair)', serve],
