@@ -239,14 +239,33 @@ describe('order, leases and slow receivers', () => {
     expect(received.length).toBe(1);
   });
 
-  it('a budget that runs out gives an open post back, due at once, not counted as an attempt', async () => {
+  it("a post still open when a local run's budget ends is an attempt that timed out, retried after its backoff", async () => {
     answer = () => undefined;
     await register();
     await addMember(s, 'ada@example.com');
     await new Deliverer(s.db, s.clock).runFor(150);
     expect(received.length).toBe(1);
     const d = await delivery(1);
-    expect(d).toEqual(expect.objectContaining({ status: 'p', attempts: 0, next_attempt_at: atD(T0) }));
+    expect(d).toEqual(
+      expect.objectContaining({ status: 'p', attempts: 1, last_error: 'timeout: no answer within 0.15 s (what a local run waits)', next_attempt_at: atD(new Date(Date.parse(T0) + backoffMs(1)).toISOString()) }),
+    );
+    expect(s.db.prepare('SELECT lease_pid FROM webhook_deliveries').pluck().get()).toBe(null);
+    // So the next run does not wait on it again.
+    const started = performance.now();
+    await new Deliverer(s.db, s.clock).runFor(150);
+    expect(performance.now() - started).toBeLessThan(100);
+    expect(received.length).toBe(1);
+  });
+
+  it('a deliverer that stops gives an open post back, due at once, not counted as an attempt', async () => {
+    answer = () => undefined;
+    await register();
+    await addMember(s, 'ada@example.com');
+    const d = new Deliverer(s.db, s.clock);
+    d.start(20);
+    while (received.length < 1) await new Promise((r) => setTimeout(r, 5));
+    await d.stop();
+    expect(await delivery(1)).toEqual(expect.objectContaining({ status: 'p', attempts: 0, next_attempt_at: atD(T0), attempt_log: [] }));
     expect(s.db.prepare('SELECT lease_pid FROM webhook_deliveries').pluck().get()).toBe(null);
   });
 

@@ -265,7 +265,11 @@ export class Deliverer {
     tick();
   }
 
-  /** Delivers what is due for up to budgetMs; posts still open then are given back unsent. */
+  /**
+   * Delivers what is due for up to budgetMs. A post still open then is an attempt that
+   * timed out: retried after its backoff, so a receiver that hangs costs a local run its
+   * budget once per retry, not on every command.
+   */
   async runFor(budgetMs: number): Promise<void> {
     const deadline = Date.now() + budgetMs;
     for (;;) {
@@ -277,6 +281,10 @@ export class Deliverer {
       await Promise.race([...[...this.inflight.values()].map((f) => f.done), new Promise((r) => (timer = setTimeout(r, left)))]);
       clearTimeout(timer);
     }
+    const open = [...this.inflight.values()];
+    const late = new Error(`timeout: no answer within ${budgetMs / 1000} s (what a local run waits)`);
+    for (const f of open) f.abort.abort(late);
+    await Promise.all(open.map((f) => f.done));
     await this.stop();
   }
 
