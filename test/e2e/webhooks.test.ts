@@ -199,7 +199,7 @@ describe('a SIGKILL of amsg serve during a burst of deliveries', () => {
         fetch(`${url}/1${path}`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
       let serve = await startServe();
       expect((await call(serve.url, '/webhooks', { url: hookUrl, event: 'member_add' })).status).toBe(200);
-      const N = 300;
+      const N = 1000;
       let answered = 0;
       // The burst: adds as fast as serve answers; the kill comes once some posts arrived.
       const burst = (async () => {
@@ -218,11 +218,13 @@ describe('a SIGKILL of amsg serve during a burst of deliveries', () => {
       await serve.child;
       await burst;
       expect(answered).toBeGreaterThan(0);
-      expect(answered).toBeLessThan(N); // it did die mid-burst
-      // Every add that was answered committed its event; the restarted serve sends the rest.
-      serve = await startServe();
       const Database = (await import('better-sqlite3')).default;
       const db = new Database(box.db, { readonly: true });
+      // It died mid-burst: with deliveries not yet made, some of them leased by the dead process.
+      const left = db.prepare("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'p'").pluck().get() as number;
+      expect(left).toBeGreaterThan(0);
+      // Every add that was answered committed its event; the restarted serve sends the rest.
+      serve = await startServe();
       try {
         const events = db.prepare('SELECT event_id FROM webhook_events ORDER BY event_id').pluck().all() as number[];
         expect(events.length).toBeGreaterThanOrEqual(answered);

@@ -158,7 +158,7 @@ export const webhookRoutes = [
     access: 'user',
     method: 'GET',
     path: '/{account_id}/webhooks/deliveries/{delivery_id}',
-    summary: 'One delivery with its attempts and the body it posts',
+    summary: 'One delivery with its attempts, status codes and next retry',
     extension: true,
     params: deliveryId,
     returns: 'delivery',
