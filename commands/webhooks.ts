@@ -236,6 +236,7 @@ a day; each delivery is in the log (deliveries) and can be sent again (replay).
  */
 async function listen(ctx: RunContext, o: { events?: string[]; forwardTo?: string; port: string }) {
   if (o.forwardTo !== undefined && !/^https?:\/\//.test(o.forwardTo)) throw new UsageError(`--forward-to takes an http(s) URL, got "${o.forwardTo}"`);
+  if (!/^\d{1,5}$/.test(o.port) || Number(o.port) > 65535) throw new UsageError(`--port takes a port number (0 for any free one), got "${o.port}"`);
   const { createServer } = await import('node:http');
   const { randomBytes } = await import('node:crypto');
   const api = await ctx.api();
