@@ -61,6 +61,7 @@ interface Outcome {
   duration_ms: number;
 }
 
+/** Whether a process exists (signal 0 only checks; EPERM means it exists but is not ours). */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -81,8 +82,9 @@ const loadUndici = async (): Promise<Undici> => {
 };
 
 /**
- * Delivers due webhook posts for one database. `amsg serve` and `listen` run it in the
- * background (start/stop); a local CLI runs it for a budget after its call (runFor).
+ * Delivers due webhook posts for one database. `amsg serve` runs it in the background
+ * (start/stop); a local CLI runs it for a budget after its call, and `amsg webhooks
+ * listen` in local mode every quarter second (runFor).
  */
 export class Deliverer {
   private readonly timeoutMs: number;
@@ -298,11 +300,6 @@ export class Deliverer {
     await Promise.all(open.map((f) => f.done));
     await this.agent?.close().catch(() => undefined);
     this.agent = undefined;
-  }
-
-  /** Waits until nothing is in flight (tests). */
-  async idle(): Promise<void> {
-    while (this.inflight.size) await Promise.all([...this.inflight.values()].map((f) => f.done));
   }
 }
 
