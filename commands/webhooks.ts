@@ -249,6 +249,8 @@ async function listen(ctx: RunContext, o: { events?: string[]; forwardTo?: strin
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       const raw = req.method === 'GET' ? (new URL(req.url ?? '/', 'http://x').searchParams.get('payload') ?? '') : Buffer.concat(chunks).toString('utf8');
+      // Received is delivered: a slow --forward-to target must not make the post time out and come again.
+      res.end();
       let forwarded = '';
       if (o.forwardTo) {
         try {
@@ -261,7 +263,6 @@ async function listen(ctx: RunContext, o: { events?: string[]; forwardTo?: strin
           forwarded = ` → ${(err as Error).message}`;
         }
       }
-      res.end();
       if (!lines) return out(raw.replace(/\n/g, ' '));
       let event: { event?: string; event_id?: number; occurred_at?: string } = {};
       try {
