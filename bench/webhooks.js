@@ -5,9 +5,11 @@
 //   vs the same import with no webhook                                        goal ≤ 1.05× (medians)
 //   `amsg serve` delivering E events (member adds over HTTP) to a local receiver:
 //   events per second, and the lag from commit to delivery (p50, p99)           recorded
+//   the lag again with the adds paced below the delivery rate (P events, 50/s): what
+//   a post costs when no queue has built up                                    recorded
 //
 //   node bench/webhooks.js          (after `npm run build`)
-//   BENCH_WEBHOOK_IMPORT_ROWS=20000 BENCH_WEBHOOK_RUNS=3 BENCH_WEBHOOK_EVENTS=2000 node bench/webhooks.js   (quick)
+//   BENCH_WEBHOOK_IMPORT_ROWS=20000 BENCH_WEBHOOK_RUNS=3 BENCH_WEBHOOK_EVENTS=2000 BENCH_WEBHOOK_PACED=200 node bench/webhooks.js   (quick)
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -22,6 +24,7 @@ const BIN = process.env.AMSG_BENCH_BIN ?? join(ROOT, 'bin', 'amsg.js');
 const ROWS = Number(process.env.BENCH_WEBHOOK_IMPORT_ROWS ?? 100_000);
 const RUNS = Number(process.env.BENCH_WEBHOOK_RUNS ?? 3);
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 10_000);
+const PACED = Number(process.env.BENCH_WEBHOOK_PACED ?? 500);
 
 if (!existsSync(join(BIN, '..', '..', 'dist', 'main.js'))) {
   console.error('bench: dist/ is missing: run `npm run build` first');
@@ -118,8 +121,19 @@ await Promise.all(
   }),
 );
 const addsMs = Date.now() - started;
-const until = Date.now() + 120_000;
+let until = Date.now() + 300_000;
 while (recv.arrivals.size < EVENTS && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+const burstArrivals = new Map(recv.arrivals);
+say(`${PACED.toLocaleString('en-US')} more adds, one every 20 ms`);
+recv.arrivals.clear();
+for (let i = 0; i < PACED; i++) {
+  const t = Date.now();
+  await post('/members/add', { email: `paced${i}@example.com` });
+  await new Promise((r) => setTimeout(r, Math.max(0, 20 - (Date.now() - t))));
+}
+until = Date.now() + 60_000;
+while (recv.arrivals.size < PACED && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+const pacedArrivals = new Map(recv.arrivals);
 await stopChild(serve, children);
 recv.server.closeAllConnections();
 recv.server.close();
@@ -128,13 +142,16 @@ const committed = new Map(
   check.prepare('SELECT event_id, occurred_at FROM webhook_events').all().map((e) => [e.event_id, Date.parse(`${e.occurred_at.slice(0, 23)}Z`)]),
 );
 check.close();
-const lags = [...recv.arrivals].map(([id, at]) => at - committed.get(id)).sort((a, b) => a - b);
-const pct = (p) => lags[Math.min(lags.length - 1, Math.floor((p / 100) * lags.length))];
-const first = Math.min(...committed.values());
-const last = Math.max(...recv.arrivals.values());
+const lagsOf = (arrivals) => [...arrivals].map(([id, at]) => at - committed.get(id)).sort((a, b) => a - b);
+const pct = (lags, p) => lags[Math.min(lags.length - 1, Math.floor((p / 100) * lags.length))].toFixed(0);
+const lags = lagsOf(burstArrivals);
+const first = Math.min(...[...burstArrivals.keys()].map((id) => committed.get(id)));
+const last = Math.max(...burstArrivals.values());
 console.log(
   `amsg serve delivering ${EVENTS.toLocaleString('en-US')} events to a local receiver (one webhook, in order): ` +
-    `${recv.arrivals.size.toLocaleString('en-US')} delivered, ${Math.round(recv.arrivals.size / ((last - first) / 1000))} events/s ` +
-    `(the adds took ${(addsMs / 1000).toFixed(2)} s, ${Math.round(EVENTS / (addsMs / 1000))}/s); lag from commit to delivery p50 ${pct(50).toFixed(0)} ms, p99 ${pct(99).toFixed(0)} ms`,
+    `${burstArrivals.size.toLocaleString('en-US')} delivered, ${Math.round(burstArrivals.size / ((last - first) / 1000))} events/s ` +
+    `(the adds took ${(addsMs / 1000).toFixed(2)} s, ${Math.round(EVENTS / (addsMs / 1000))}/s); lag from commit to delivery p50 ${pct(lags, 50)} ms, p99 ${pct(lags, 99)} ms`,
 );
-if (recv.arrivals.size < EVENTS) process.exitCode = 1;
+const paced = lagsOf(pacedArrivals);
+console.log(`paced adds (${PACED.toLocaleString('en-US')}, 50/s): ${pacedArrivals.size.toLocaleString('en-US')} delivered; lag from commit to delivery p50 ${pct(paced, 50)} ms, p99 ${pct(paced, 99)} ms`);
+if (burstArrivals.size < EVENTS || pacedArrivals.size < PACED) process.exitCode = 1;
