@@ -17,6 +17,7 @@
  *   each with a timeout, a few webhooks at a time, and the database work around them
  *   is a couple of short statements.
  */
+import type { Agent, Dispatcher } from 'undici';
 import type { Db } from '../../store/db.js';
 import { stmt } from '../../store/statements.js';
 import { stamp, type Clock } from '../clock.js';
@@ -73,12 +74,18 @@ function alive(pid: number): boolean {
 
 const secondsOf = (ms: number) => Math.floor(ms / 1000);
 
-type Undici = typeof import('undici');
-let undici: Promise<Undici> | undefined;
-/** undici is CommonJS: bundled, its exports arrive as the namespace's default. */
-const loadUndici = async (): Promise<Undici> => {
-  const mod = (await import('undici')) as Undici & { default?: Undici };
-  return mod.Agent ? mod : mod.default!;
+interface UndiciParts {
+  Agent: typeof Agent;
+  request: (this: Dispatcher, options: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
+}
+let undici: Promise<UndiciParts> | undefined;
+/**
+ * The parts of undici a post needs, not its index (which also loads fetch, caches and
+ * WebSocket: most of what loading undici costs a local command, as in http-transport.ts).
+ */
+const loadUndici = async (): Promise<UndiciParts> => {
+  const [agent, api] = await Promise.all([import('undici/lib/dispatcher/agent.js'), import('undici/lib/api/api-request.js')]);
+  return { Agent: agent.default, request: api.default };
 };
 
 /**
@@ -91,7 +98,7 @@ export class Deliverer {
   private readonly concurrency: number;
   /** Webhooks with a post in flight from this process, and the abort of each. */
   private readonly inflight = new Map<number, { deliveryId: number; abort: AbortController; done: Promise<void> }>();
-  private agent?: InstanceType<Undici['Agent']>;
+  private agent?: Agent;
   private timer?: NodeJS.Timeout;
   private scheduled = false;
   private stopped = false;
@@ -196,12 +203,14 @@ export class Deliverer {
     const started = performance.now();
     const timeout = setTimeout(() => abort.abort(new Error(`timeout: no answer within ${this.timeoutMs / 1000} s`)), this.timeoutMs);
     try {
-      const res = await request(url, {
+      const target = new URL(url);
+      const res = await request.call(this.agent, {
+        origin: target.origin,
+        path: `${target.pathname}${target.search}`,
         method: head.method,
         headers,
         body: head.method === 'POST' ? body : undefined,
         signal: abort.signal,
-        dispatcher: this.agent,
       });
       // Read a little of the answer and drop it: a receiver that streams garbage is not waited for.
       await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
@@ -319,5 +328,10 @@ function describe(err: unknown): string {
 
 /** A local CLI's turn: deliver what is due within budgetMs. */
 export async function deliverFor(db: Db, clock: Clock, budgetMs: number, opts: DeliverOptions = {}): Promise<void> {
+  // undici parses answers with llhttp, WebAssembly that V8 compiles a second time
+  // (optimized) in the background; a process cannot exit until that ends, ~100 ms after
+  // a command's last post. The baseline compiler alone is fast enough for a few posts
+  // (http-transport.ts does the same for remote commands).
+  if (!undici) (process.getBuiltinModule('node:v8') as typeof import('node:v8')).setFlagsFromString('--liftoff-only');
   await new Deliverer(db, clock, opts).runFor(budgetMs);
 }
