@@ -10,7 +10,7 @@
 //
 //   node bench/webhooks.js          (after `npm run build`)
 //   BENCH_WEBHOOK_IMPORT_ROWS=20000 BENCH_WEBHOOK_RUNS=3 BENCH_WEBHOOK_EVENTS=2000 BENCH_WEBHOOK_PACED=200 node bench/webhooks.js   (quick)
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,6 +37,19 @@ process.once('SIGINT', () => process.exit(130));
 const say = (m) => process.stderr.write(`bench: ${m}\n`);
 const ENV = { AMSG_BASE_URL: '', AMSG_QUIET: '1', AMSG_NOW: '' };
 const amsg = (db, ...args) => timed(process.execPath, [BIN, ...args], { ...ENV, AMSG_DB: db });
+
+/**
+ * Wall time and CPU time (user + system, all threads) of an import. On a machine shared with
+ * other sessions the wall time of one run swings by half; the CPU time it needed does not.
+ */
+function timedImport(db, file) {
+  const started = process.hrtime.bigint();
+  const r = spawnSync('/usr/bin/time', ['-f', 'cpu=%U %S', process.execPath, BIN, 'members', 'import', file], { env: { ...process.env, ...ENV, AMSG_DB: db }, encoding: 'utf8' });
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  if (r.status !== 0) throw new Error(`import exited ${r.status}: ${r.stderr.slice(-2000)}`);
+  const m = /cpu=([\d.]+) ([\d.]+)/.exec(r.stderr);
+  return { ms, cpuMs: m ? (Number(m[1]) + Number(m[2])) * 1000 : NaN };
+}
 
 /** A receiver that answers 200 at once; the run's timings are its arrival times. */
 async function receiver() {
@@ -75,12 +88,15 @@ function prepare(name, hooks) {
 
 const plain = [];
 const hooked = [];
+const plainCpu = [];
+const hookedCpu = [];
 for (let run = 1; run <= RUNS; run++) {
   // Alternating sides, so drift on a shared machine falls on both.
-  for (const [side, list] of run % 2 ? [['plain', plain], ['hooked', hooked]] : [['hooked', hooked], ['plain', plain]]) {
+  for (const [side, list, cpuList] of run % 2 ? [['plain', plain, plainCpu], ['hooked', hooked, hookedCpu]] : [['hooked', hooked, hookedCpu], ['plain', plain, plainCpu]]) {
     const db = prepare(`${side}-${run}`, side === 'hooked');
-    const { ms } = amsg(db, 'members', 'import', csv);
+    const { ms, cpuMs } = timedImport(db, csv);
     list.push(ms);
+    cpuList.push(cpuMs);
     if (side === 'hooked') {
       const check = new Database(db, { readonly: true });
       const events = check.prepare('SELECT event, COUNT(*) AS n FROM webhook_events GROUP BY event').all();
@@ -89,13 +105,14 @@ for (let run = 1; run <= RUNS; run++) {
       if (JSON.stringify(events) !== '[{"event":"import_finish","n":1}]' || delivered !== 1)
         throw new Error(`expected one import_finish event, delivered: ${JSON.stringify(events)}, delivered ${delivered}`);
     }
-    say(`import run ${run} ${side}: ${(ms / 1000).toFixed(2)} s`);
+    say(`import run ${run} ${side}: ${(ms / 1000).toFixed(2)} s, CPU ${(cpuMs / 1000).toFixed(2)} s`);
     rmSync(join(TMP, `${side}-${run}.db`), { force: true });
   }
 }
 await stopChild(importReceiver, children);
 const ratio = median(hooked) / median(plain);
 console.log(`import of ${ROWS.toLocaleString('en-US')} members: no webhook ${(median(plain) / 1000).toFixed(2)} s, with webhooks for import_finish and member_add ${(median(hooked) / 1000).toFixed(2)} s: ${ratio.toFixed(3)}× (goal ≤ 1.05×, medians of ${RUNS})`);
+console.log(`  CPU time (user + system): no webhook ${(median(plainCpu) / 1000).toFixed(2)} s, with webhooks ${(median(hookedCpu) / 1000).toFixed(2)} s: ${(median(hookedCpu) / median(plainCpu)).toFixed(3)}×`);
 
 // ---------------------------------------------------------------- 2. serve delivering E events
 
