@@ -387,6 +387,15 @@ if (process.env.BENCH_INGEST !== '0') {
   if (r.status !== 0) fail(`bench/ingest.js exited ${r.status}`);
 }
 
+// The webhook figures of issue 12: an import with webhooks registered against one with
+// none, and `amsg serve` delivering a burst of events (BENCH_WEBHOOKS=0 skips them;
+// BENCH_WEBHOOK_IMPORT_ROWS, BENCH_WEBHOOK_RUNS and BENCH_WEBHOOK_EVENTS scale them down).
+if (process.env.BENCH_WEBHOOKS !== '0') {
+  console.log('\n--- bench/webhooks.js ---');
+  const r = spawnSync(NODE, [join(ROOT, 'bench', 'webhooks.js')], { stdio: 'inherit', env: process.env });
+  if (r.status !== 0) fail(`bench/webhooks.js exited ${r.status}`);
+}
+
 // The scale figure of issue 9: every one-page or one-record read at 1,000 and at a
 // million members (BENCH_SCALE=0 skips it, BENCH_SCALE_N scales it down). Last, as it
 // builds its own million-member database.

@@ -9,6 +9,7 @@ const KINDS = {
   click: ['a click in', 'stamp the first click (and open) on the message; --link picks the link'],
   bounce: ['a bounce of', "stamp a bounce and count it on the member; --hard also sets the member's status to e"],
   share: ['a share of', 'stamp the first share on the message (its history shows shared)'],
+  share_click: ['a click on a shared link of', 'someone followed a link the member shared (fires message_share_click; stamps nothing)'],
   optout: ['an opt-out through', 'opt the member out (status o), recorded against this mailing'],
 } as const;
 

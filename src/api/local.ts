@@ -7,6 +7,10 @@ import { clockFromEnv, type Clock } from '../service/clock.js';
 import { initialize, isInitialized, localActor, type InitResult } from '../service/accounts.js';
 import { advanceJobs } from '../service/jobs.js';
 import { ImportWriter } from '../service/import-writer.js';
+import { anyDeliveryDue } from '../service/webhooks.js';
+// Bundled with the engine (a lazy chunk of its own split the store out of it: one more file
+// for every local command); it loads undici only when it posts.
+import { deliverFor } from '../service/webhooks/deliver.js';
 import type { Actor } from '../service/context.js';
 import { ApiError } from '../errors.js';
 import { Router } from './router.js';
@@ -17,6 +21,8 @@ export interface LocalService {
   actor: Actor;
   /** Runs due jobs (imports, mailing sends) for up to budgetMs; answers whether work is left. */
   advanceJobs(budgetMs: number): boolean;
+  /** Posts the webhook deliveries that are due, for up to budgetMs (undici loads only when one is due). */
+  deliverWebhooks(budgetMs: number): Promise<void>;
   /** Stops the import writer's thread, if it started, and closes the database. */
   close(): Promise<void>;
 }
@@ -34,6 +40,13 @@ export function openLocal(file: string, accountId: number, clock: Clock = clockF
     router: new Router(db, clock, undefined, importWriter),
     actor: localActor(db, accountId),
     advanceJobs: (budgetMs) => advanceJobs(db, clock, budgetMs),
+    deliverWebhooks: async (budgetMs) => {
+      if (!anyDeliveryDue(db, clock)) return;
+      // A post that could not be made is made by a later run: it never fails the call it follows.
+      await deliverFor(db, clock, budgetMs).catch((err: Error) => {
+        if (process.env.AMSG_DEBUG) process.stderr.write(`amsg: webhook delivery: ${err.stack ?? err}\n`);
+      });
+    },
     close: async () => {
       await importWriter?.close();
       db.close();

@@ -48,7 +48,7 @@ const COMMANDS: Record<string, [description: string, module: { register(cmd: Com
   touchpoints: ['touchpoints and their types', touchpoints],
   workflows: ['workflows that ingested events run', workflows],
   fields: ['custom member fields', fields],
-  webhooks: ['webhooks', webhooks],
+  webhooks: ['webhooks: register, deliveries and replays, sample events, listen for events locally', webhooks],
   keys: ['API key pairs', keys],
   users: ['users of the account, with roles and permissions', users],
   seed: ['seed the account from fixture files (JSON or YAML): names resolved, idempotent, ids printed', seed],

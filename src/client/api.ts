@@ -38,6 +38,11 @@ export class Api {
     return this.transport.download({ method: 'GET', path: `/${this.accountId}${path}`, query });
   }
 
+  /** Runs due background work for up to budgetMs when this process holds the database (local mode). */
+  async advance(budgetMs: number): Promise<void> {
+    await this.transport.advance?.(budgetMs);
+  }
+
   close() {
     return this.transport.close();
   }

@@ -7,6 +7,8 @@ import { ConnectionError, queryString, type ApiCall, type Download, type Transpo
 
 /** How long one call may spend on queued jobs afterwards. */
 const JOB_SLICE_MS = 250;
+/** How long one call may spend posting due webhook deliveries afterwards (an open post is given back). */
+const WEBHOOK_BUDGET_MS = 1_000;
 
 /**
  * The route table in-process over the SQLite file. Answers go through JSON text
@@ -38,7 +40,7 @@ export class LocalTransport implements Transport {
   }
 
   async request(call: ApiCall): Promise<unknown> {
-    const { router, actor, advanceJobs } = await this.open();
+    const { router, actor, advanceJobs, deliverWebhooks } = await this.open();
     const res = await router.handle({
       method: call.method,
       path: call.path,
@@ -51,9 +53,16 @@ export class LocalTransport implements Transport {
     // Whichever process holds the database advances due jobs; in local mode that is
     // this CLI, a little after each call (a waiting command polls, so it keeps going).
     advanceJobs(JOB_SLICE_MS);
+    await deliverWebhooks(WEBHOOK_BUDGET_MS);
     const body = res.body === undefined ? undefined : JSON.parse(JSON.stringify(res.body));
     if (res.status >= 400) throw ApiError.fromResponse(res.status, body);
     return body;
+  }
+
+  async advance(budgetMs: number): Promise<void> {
+    const { advanceJobs, deliverWebhooks } = await this.open();
+    advanceJobs(Math.min(budgetMs, JOB_SLICE_MS));
+    await deliverWebhooks(budgetMs);
   }
 
   async download(call: ApiCall): Promise<Download> {

@@ -30,6 +30,12 @@ export interface Transport {
    * waiting for a job then polls without pausing, since a pause is time no job runs.
    */
   readonly runsJobs: boolean;
+  /**
+   * Runs due background work (jobs, webhook posts) for up to budgetMs when this process
+   * holds the database (local mode); a remote service does its own. For long-running
+   * commands that make no calls for a while (`amsg webhooks listen`).
+   */
+  advance?(budgetMs: number): Promise<void>;
   close(): Promise<void>;
 }
 

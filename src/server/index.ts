@@ -4,6 +4,7 @@ import { initialize } from '../service/accounts.js';
 import { advanceJobs } from '../service/jobs.js';
 import { ImportWriter } from '../service/import-writer.js';
 import { preferAccepting } from '../service/workflows.js';
+import { Deliverer } from '../service/webhooks/deliver.js';
 import { startServer, type RunningServer } from './server.js';
 import { restoreSnapshot, takeSnapshot } from '../store/snapshot.js';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -70,6 +71,9 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
     else (timer = setTimeout(tick, 200)).unref();
   };
   tick();
+  // Webhook posts go out in the background too, woken by each event this process fires.
+  const deliverer = new Deliverer(db, clock);
+  deliverer.start();
   return {
     ...running,
     created: init.created ? { public_key: init.public_key!, private_key: init.private_key! } : undefined,
@@ -77,6 +81,7 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
       clearTimeout(timer);
       if (immediate) clearImmediate(immediate);
       await running.close();
+      await deliverer.stop();
       await importWriter?.close();
       db.close();
       if (ownSnapshotDir) rmSync(ownSnapshotDir, { recursive: true, force: true });

@@ -5,8 +5,19 @@
  * Forwards are the spec's own POST /forwards (mailings.ts).
  *
  * Each kind keeps its first time (a second open changes nothing); a click counts as
- * an open too, as a real client would have loaded the message to click in it.
+ * an open too, as a real client would have loaded the message to click in it. A
+ * share_click (someone followed a link the member shared) stamps nothing. Every call
+ * fires its webhook event (message_open, message_click, message_share,
+ * message_share_click), as each is an occurrence; opt-outs and hard bounces fire the
+ * status events (members.ts).
  */
+
+const EVENTS: Partial<Record<EngagementKind, EventName>> = {
+  open: 'message_open',
+  click: 'message_click',
+  share: 'message_share',
+  share_click: 'message_share_click',
+};
 import { inTransaction } from '../store/db.js';
 import { stmt } from '../store/statements.js';
 import { notFound } from '../errors.js';
@@ -15,8 +26,9 @@ import type { Ctx } from './context.js';
 import { memberRow, optOutFromMailing, setStatuses } from './members.js';
 import { mailingRow } from './mailings.js';
 import { recordClick } from './reports.js';
+import { emitEvent, memberList, type EventName } from './webhooks.js';
 
-export const ENGAGEMENT_KINDS = ['open', 'click', 'bounce', 'share', 'optout'] as const;
+export const ENGAGEMENT_KINDS = ['open', 'click', 'bounce', 'share', 'share_click', 'optout'] as const;
 export type EngagementKind = (typeof ENGAGEMENT_KINDS)[number];
 
 export interface EngagementInput {
@@ -79,6 +91,7 @@ export function recordEngagement(ctx: Ctx, kind: EngagementKind, input: Engageme
         optOutFromMailing(ctx, input.member_id, input.mailing_id);
         break;
     }
+    if (EVENTS[kind]) emitEvent(ctx, EVENTS[kind], () => ({ mailing_id: input.mailing_id, ...(kind === 'click' ? { link_id: input.link_id ?? firstLink(ctx, message.content_mailing_id) } : {}), ...memberList(ctx, [input.member_id]) }));
     return true;
   });
 }

@@ -1,4 +1,5 @@
 import { inTransaction } from '../store/db.js';
+import { emitEvent } from './webhooks.js';
 import { stmt } from '../store/statements.js';
 import { memoOnTables } from '../store/memo.js';
 import { badRequest, notFound } from '../errors.js';
@@ -127,6 +128,7 @@ export function createField(ctx: Ctx, input: FieldInput & { shortcut_name: strin
       order,
       input.options?.length ? JSON.stringify(input.options) : null,
     ).lastInsertRowid;
+    emitEvent(ctx, 'field_create', () => fieldEvent(ctx, Number(id)));
     return Number(id);
   });
 }
@@ -167,8 +169,15 @@ export function updateField(ctx: Ctx, fieldId: number, input: FieldInput): numbe
       next.options?.length ? JSON.stringify(next.options) : null,
       fieldId,
     );
+    emitEvent(ctx, 'field_update', () => fieldEvent(ctx, fieldId));
     return fieldId;
   });
+}
+
+/** A field as its webhook events name it. */
+function fieldEvent(ctx: Ctx, fieldId: number, extra: object = {}) {
+  const f = getField(ctx, fieldId, true);
+  return { field: { field_id: f.field_id, shortcut_name: f.shortcut_name, display_name: f.display_name, field_type: f.field_type }, ...extra };
 }
 
 const stripUndefined = <T extends object>(o: T): Partial<T> =>
@@ -188,6 +197,7 @@ export function deleteField(ctx: Ctx, fieldId: number): true {
     getField(ctx, fieldId);
     clearValues(ctx, fieldId);
     stmt(ctx.db, 'UPDATE fields SET deleted_at = ? WHERE field_id = ?').run(stamp(ctx.clock.now()), fieldId);
+    emitEvent(ctx, 'field_delete', () => fieldEvent(ctx, fieldId));
     return true;
   });
 }
@@ -197,6 +207,7 @@ export function clearField(ctx: Ctx, fieldId: number): true {
   return inTransaction(ctx.db, () => {
     getField(ctx, fieldId);
     clearValues(ctx, fieldId);
+    emitEvent(ctx, 'field_update', () => fieldEvent(ctx, fieldId, { cleared: true }));
     return true;
   });
 }

@@ -3,6 +3,7 @@ import { stmt } from '../store/statements.js';
 import { badRequest, notFound } from '../errors.js';
 import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
+import { emitEvent } from './webhooks.js';
 
 export const GROUP_TYPES = ['g', 'h', 's'] as const;
 export type GroupType = (typeof GROUP_TYPES)[number];
@@ -92,7 +93,7 @@ export function createGroups(
   return inTransaction(ctx.db, () => {
     const seen = new Set<string>();
     const now = stamp(ctx.clock.now());
-    return groups.map((g, i) => {
+    const created = groups.map((g, i) => {
       const field = `groups[${i}].group_name`;
       const name = g.group_name.trim();
       if (!name) throw badRequest(`${field}: must not be empty`, { field });
@@ -105,6 +106,8 @@ export function createGroups(
       ).run(ctx.accountId, name, g.group_type ?? 'g', now).lastInsertRowid;
       return { member_group_id: Number(id), group_name: name };
     });
+    emitEvent(ctx, 'group_create', { groups: created });
+    return created;
   });
 }
 
@@ -115,6 +118,7 @@ export function renameGroup(ctx: Ctx, groupId: number, name: string): true {
     if (!trimmed) throw badRequest('group_name: must not be empty', { field: 'group_name' });
     if (trimmed.toLowerCase() !== group.group_name.toLowerCase()) assertNameFree(ctx, trimmed, 'group_name');
     stmt(ctx.db, 'UPDATE member_groups SET group_name = ? WHERE member_group_id = ?').run(trimmed, groupId);
+    emitEvent(ctx, 'group_update', { groups: [{ member_group_id: groupId, group_name: trimmed }], previous_name: group.group_name });
     return true;
   });
 }
@@ -122,8 +126,9 @@ export function renameGroup(ctx: Ctx, groupId: number, name: string): true {
 /** Deletes a group: it leaves every list, and its memberships go with it. */
 export function deleteGroup(ctx: Ctx, groupId: number): true {
   return inTransaction(ctx.db, () => {
-    getGroup(ctx, groupId);
+    const group = getGroup(ctx, groupId);
     stmt(ctx.db, 'DELETE FROM group_members WHERE member_group_id = ?').run(groupId);
+    emitEvent(ctx, 'group_delete', { groups: [{ member_group_id: groupId, group_name: group.group_name }] });
     stmt(ctx.db, 'UPDATE member_groups SET deleted_at = ? WHERE member_group_id = ?').run(
       stamp(ctx.clock.now()),
       groupId,

@@ -14,6 +14,7 @@
  *   normal list.
  */
 import { inTransaction } from '../store/db.js';
+import { emitEvent, memberList } from './webhooks.js';
 import { stmt } from '../store/statements.js';
 import { ApiError, badRequest, forbidden, notFound } from '../errors.js';
 import { stamp } from './clock.js';
@@ -837,6 +838,7 @@ export function forwardMailing(
       mailingId,
       memberId,
     );
+    emitEvent(ctx, 'message_forward', () => ({ mailing_id: mailingId, forward_mailing_id: newId, forwarded_to: input.recipient_emails!.map((e) => e.trim().toLowerCase()), ...memberList(ctx, [memberId]) }));
     return { mailing_id: newId };
   });
 }

@@ -6,6 +6,7 @@ import type { Ctx } from './context.js';
 import { FieldCatalog } from './fields.js';
 import { requireGroups } from './groups.js';
 import { windowOf, type Window } from './paging.js';
+import { emitEvent, emitMembers, memberList, membersWhere } from './webhooks.js';
 
 export const MEMBER_STATUSES = ['a', 'e', 'o', 'f'] as const;
 export type MemberStatus = (typeof MEMBER_STATUSES)[number];
@@ -241,17 +242,21 @@ export function membersByEmail(ctx: Ctx, emails: readonly string[], newStatus: M
  */
 function setStatusWhere(ctx: Ctx, to: SettableStatus, where: string, params: unknown[], mailingId: number | null = null): number {
   const now = stamp(ctx.clock.now());
+  const changed = membersWhere(ctx, to === 'o' ? ['member_status_update', 'member_optout'] : ['member_status_update'], `member_status_id <> ? AND (${where})`, [to, ...params]);
   if (to === 'o')
     stmt(ctx.db, 
         `INSERT INTO member_optouts (member_id, mailing_id, optout_ts)
          SELECT member_id, ?, ? FROM members WHERE account_id = ? AND member_status_id <> 'o' AND (${where})`,
       )
       .run(mailingId, now, ctx.accountId, ...params);
-  return stmt(ctx.db, 
+  const moved = stmt(ctx.db, 
       `UPDATE members SET member_status_id = ?, last_modified_at = ?
         WHERE account_id = ? AND member_status_id <> ? AND (${where})`,
     )
     .run(to, now, ctx.accountId, to, ...params).changes;
+  emitMembers(ctx, 'member_status_update', changed, { member_status_id: to });
+  if (to === 'o') emitMembers(ctx, 'member_optout', changed, { mailing_id: mailingId });
+  return moved;
 }
 
 /** A member opts out through a mailing's opt-out link: its history names the mailing. */
@@ -412,6 +417,15 @@ function insertMember(ctx: Ctx, email: string, values: Record<string, unknown>, 
   );
 }
 
+/** What a member write changed, as a webhook event names it: fields, email, sms, archived (restored). */
+function changedParts(cols: Record<string, unknown>): string[] {
+  const parts = new Set<string>();
+  for (const c of Object.keys(cols))
+    parts.add(c === 'field_values' ? 'fields' : c.startsWith('sms_') ? 'sms' : c === 'deleted_at' ? 'restored' : c);
+  parts.delete('last_modified_at');
+  return [...parts];
+}
+
 function updateColumns(ctx: Ctx, memberId: number, cols: Record<string, unknown>) {
   cols.last_modified_at = stamp(ctx.clock.now());
   const names = Object.keys(cols);
@@ -426,7 +440,9 @@ export function joinGroups(ctx: Ctx, memberId: number, groupIds: readonly number
     'INSERT OR IGNORE INTO group_members (member_group_id, member_id, added_at) VALUES (?, ?, ?)',
   );
   const now = stamp(ctx.clock.now());
-  return [...new Set(groupIds)].filter((g) => insert.run(g, memberId, now).changes > 0);
+  const joined = [...new Set(groupIds)].filter((g) => insert.run(g, memberId, now).changes > 0);
+  if (joined.length) emitEvent(ctx, 'member_add_to_group', () => ({ group_ids: joined, ...memberList(ctx, [memberId]) }));
+  return joined;
 }
 
 export interface AddInput {
@@ -454,8 +470,10 @@ export function addMember(ctx: Ctx, input: AddInput): { member_id: number; added
       if (Object.keys(values).length) cols.field_values = mergeValues(existing.field_values, values);
       if (existing.deleted_at) cols.deleted_at = null;
       if (Object.keys(cols).length) updateColumns(ctx, memberId, cols);
+      if (Object.keys(cols).length) emitEvent(ctx, 'member_update', () => ({ changed: changedParts(cols), ...memberList(ctx, [memberId]) }));
     } else {
       memberId = insertMember(ctx, input.email, values, smsColumns(now, undefined, input.sms, input.phone_number));
+      emitEvent(ctx, 'member_add', () => memberList(ctx, [memberId]));
     }
     if (input.group_ids) joinGroups(ctx, memberId, input.group_ids);
     return { member_id: memberId, added: !existing, status: memberRow(ctx, memberId).member_status_id };
@@ -493,7 +511,8 @@ export function signup(ctx: Ctx, input: SignupInput): { member_id: number; statu
       if (input.group_ids.every((g) => current.has(g)))
         return { member_id: existing.member_id, status: existing.member_status_id };
     }
-    const { member_id, status } = addMember(ctx, { email: input.email, fields: input.fields, group_ids: input.group_ids });
+    const { member_id, status, added } = addMember(ctx, { email: input.email, fields: input.fields, group_ids: input.group_ids });
+    emitEvent(ctx, 'member_signup', () => ({ group_ids: [...new Set(input.group_ids)], added, ...memberList(ctx, [member_id]) }));
     return { member_id, status };
   });
 }
@@ -519,6 +538,7 @@ export function updateMember(ctx: Ctx, memberId: number, input: UpdateInput): tr
       cols.email = input.email;
     }
     if (Object.keys(cols).length) updateColumns(ctx, memberId, cols);
+    if (Object.keys(cols).length) emitEvent(ctx, 'member_update', () => ({ changed: changedParts(cols), ...memberList(ctx, [memberId]) }));
     if (input.status_to) setStatusWhere(ctx, input.status_to, 'member_id = ?', [memberId]);
     return true;
   });
@@ -528,10 +548,13 @@ export function updateMember(ctx: Ctx, memberId: number, input: UpdateInput): tr
 
 function archiveWhere(ctx: Ctx, where: string, params: unknown[]): number {
   const now = stamp(ctx.clock.now());
-  return stmt(ctx.db, 
+  const archived = membersWhere(ctx, ['member_delete'], `deleted_at IS NULL AND (${where})`, params);
+  const n = stmt(ctx.db, 
       `UPDATE members SET deleted_at = ?, last_modified_at = ? WHERE account_id = ? AND deleted_at IS NULL AND (${where})`,
     )
     .run(now, now, ctx.accountId, ...params).changes;
+  emitMembers(ctx, 'member_delete', archived, { purged: false });
+  return n;
 }
 
 /** DELETE /members/{id}: archives (readable with `deleted`); true also when already archived. */
@@ -566,7 +589,10 @@ export function archiveByStatus(ctx: Ctx, status: SettableStatus): true {
  * names them: memberships, opt-out history, and whatever later tables reference members.
  */
 function purgeWhere(ctx: Ctx, where: string, params: unknown[]): number {
-  return ctx.db.prepare(`DELETE FROM members WHERE account_id = ? AND (${where})`).run(ctx.accountId, ...params).changes;
+  const erased = membersWhere(ctx, ['member_delete'], where, params);
+  const n = ctx.db.prepare(`DELETE FROM members WHERE account_id = ? AND (${where})`).run(ctx.accountId, ...params).changes;
+  emitMembers(ctx, 'member_delete', erased, { purged: true });
+  return n;
 }
 
 /** POST /members/purge: erases the listed members, live or archived. Unknown ids are a 404 and erase nothing. */

@@ -15,6 +15,7 @@ import {
   type MemberStatus,
 } from './members.js';
 import { windowOf, type Window } from './paging.js';
+import { emitEvent, emitMembers, memberList, membersWhere, wants } from './webhooks.js';
 
 const ids = (list: readonly number[]) => JSON.stringify([...new Set(list)]);
 
@@ -40,7 +41,9 @@ export function removeMemberFromGroups(ctx: Ctx, memberId: number, groupIds: num
     memberRow(ctx, memberId);
     requireGroups(ctx, groupIds);
     const remove = stmt(ctx.db, 'DELETE FROM group_members WHERE member_group_id = ? AND member_id = ?');
-    return [...new Set(groupIds)].filter((g) => remove.run(g, memberId).changes > 0);
+    const left = [...new Set(groupIds)].filter((g) => remove.run(g, memberId).changes > 0);
+    if (left.length) emitEvent(ctx, 'member_remove_from_group', () => ({ group_ids: left, ...memberList(ctx, [memberId]) }));
+    return left;
   });
 }
 
@@ -48,7 +51,9 @@ export function removeMemberFromGroups(ctx: Ctx, memberId: number, groupIds: num
 export function removeMemberFromAllGroups(ctx: Ctx, memberId: number): true {
   return inTransaction(ctx.db, () => {
     memberRow(ctx, memberId);
+    const left = wants(ctx, 'member_remove_from_group') ? (stmt(ctx.db, 'SELECT member_group_id FROM group_members WHERE member_id = ? ORDER BY member_group_id').pluck().all(memberId) as number[]) : [];
     stmt(ctx.db, 'DELETE FROM group_members WHERE member_id = ?').run(memberId);
+    if (left.length) emitEvent(ctx, 'member_remove_from_group', () => ({ group_ids: left, ...memberList(ctx, [memberId]) }));
     return true;
   });
 }
@@ -58,11 +63,13 @@ export function removeMembersFromGroups(ctx: Ctx, memberIds: number[], groupIds:
   return inTransaction(ctx.db, () => {
     requireMembers(ctx, memberIds);
     requireGroups(ctx, groupIds);
+    const leaving = membersWhere(ctx, ['member_remove_from_group'], 'member_id IN (SELECT value FROM json_each(?)) AND member_id IN (SELECT member_id FROM group_members WHERE member_group_id IN (SELECT value FROM json_each(?)))', [ids(memberIds), ids(groupIds)]);
     stmt(
       ctx.db,
       `DELETE FROM group_members WHERE member_group_id IN (SELECT value FROM json_each(?))
                                    AND member_id IN (SELECT value FROM json_each(?))`,
     ).run(ids(groupIds), ids(memberIds));
+    emitMembers(ctx, 'member_remove_from_group', leaving, { group_ids: [...new Set(groupIds)] });
     return true;
   });
 }
@@ -71,12 +78,14 @@ export function removeMembersFromGroups(ctx: Ctx, memberIds: number[], groupIds:
 export function copyStatusesIntoGroup(ctx: Ctx, groupId: number, statuses: MemberStatus[]): true {
   return inTransaction(ctx.db, () => {
     requireGroups(ctx, [groupId]);
+    const joining = membersWhere(ctx, ['member_add_to_group'], 'deleted_at IS NULL AND member_status_id IN (SELECT value FROM json_each(?)) AND member_id NOT IN (SELECT member_id FROM group_members WHERE member_group_id = ?)', [JSON.stringify(statuses), groupId]);
     stmt(
       ctx.db,
       `INSERT OR IGNORE INTO group_members (member_group_id, member_id, added_at)
        SELECT ?, member_id, ? FROM members
         WHERE account_id = ? AND deleted_at IS NULL AND member_status_id IN (SELECT value FROM json_each(?))`,
     ).run(groupId, stamp(ctx.clock.now()), ctx.accountId, JSON.stringify(statuses));
+    emitMembers(ctx, 'member_add_to_group', joining, { group_ids: [groupId] });
     return true;
   });
 }
@@ -121,7 +130,9 @@ export function addMembersToGroup(ctx: Ctx, groupId: number, memberIds: number[]
       'INSERT OR IGNORE INTO group_members (member_group_id, member_id, added_at) VALUES (?, ?, ?)',
     );
     const now = stamp(ctx.clock.now());
-    return [...new Set(memberIds)].filter((m) => insert.run(groupId, m, now).changes > 0);
+    const joined = [...new Set(memberIds)].filter((m) => insert.run(groupId, m, now).changes > 0);
+    if (joined.length) emitEvent(ctx, 'member_add_to_group', () => ({ group_ids: [groupId], ...memberList(ctx, joined) }));
+    return joined;
   });
 }
 
@@ -130,7 +141,9 @@ export function removeMembersFromGroup(ctx: Ctx, groupId: number, memberIds: num
   return inTransaction(ctx.db, () => {
     getGroup(ctx, groupId);
     const remove = stmt(ctx.db, 'DELETE FROM group_members WHERE member_group_id = ? AND member_id = ?');
-    return [...new Set(memberIds)].filter((m) => remove.run(groupId, m).changes > 0);
+    const left = [...new Set(memberIds)].filter((m) => remove.run(groupId, m).changes > 0);
+    if (left.length) emitEvent(ctx, 'member_remove_from_group', () => ({ group_ids: [groupId], ...memberList(ctx, left) }));
+    return left;
   });
 }
 
@@ -138,11 +151,13 @@ export function removeMembersFromGroup(ctx: Ctx, groupId: number, memberIds: num
 export function removeAllFromGroup(ctx: Ctx, groupId: number, status?: MemberStatus): true {
   return inTransaction(ctx.db, () => {
     getGroup(ctx, groupId);
+    const leaving = membersWhere(ctx, ['member_remove_from_group'], '(? IS NULL OR member_status_id = ?) AND member_id IN (SELECT member_id FROM group_members WHERE member_group_id = ?)', [status ?? null, status ?? null, groupId]);
     stmt(
       ctx.db,
       `DELETE FROM group_members WHERE member_group_id = ?
           AND (? IS NULL OR member_id IN (SELECT member_id FROM members WHERE member_status_id = ?))`,
     ).run(groupId, status ?? null, status ?? null);
+    emitMembers(ctx, 'member_remove_from_group', leaving, { group_ids: [groupId] });
     return true;
   });
 }
@@ -152,6 +167,7 @@ export function copyGroupMembers(ctx: Ctx, fromId: number, toId: number, statuse
   return inTransaction(ctx.db, () => {
     getGroup(ctx, fromId);
     getGroup(ctx, toId);
+    const joining = membersWhere(ctx, ['member_add_to_group'], 'deleted_at IS NULL AND (? IS NULL OR member_status_id IN (SELECT value FROM json_each(?))) AND member_id IN (SELECT member_id FROM group_members WHERE member_group_id = ?) AND member_id NOT IN (SELECT member_id FROM group_members WHERE member_group_id = ?)', [statuses ? 1 : null, JSON.stringify(statuses ?? []), fromId, toId]);
     stmt(
       ctx.db,
       `INSERT OR IGNORE INTO group_members (member_group_id, member_id, added_at)
@@ -159,6 +175,7 @@ export function copyGroupMembers(ctx: Ctx, fromId: number, toId: number, statuse
         WHERE gm.member_group_id = ? AND m.deleted_at IS NULL
           AND (? IS NULL OR m.member_status_id IN (SELECT value FROM json_each(?)))`,
     ).run(toId, stamp(ctx.clock.now()), fromId, statuses ? 1 : null, JSON.stringify(statuses ?? []));
+    emitMembers(ctx, 'member_add_to_group', joining, { group_ids: [toId] });
     return true;
   });
 }

@@ -30,6 +30,7 @@ import { FieldCatalog } from './fields.js';
 import { searchMembersSql } from './searches.js';
 import { missingRequiredTags } from './personalization.js';
 import { countBuilt, openResponse, testShareSplit } from './reports.js';
+import { emitEvent } from './webhooks.js';
 import { audienceOf, declareWinner, mailingRow, setStatus, variantResults, variantsOf, type AudienceRef, type MailingRow } from './mailings.js';
 
 /** Recipients built into messages per transaction. */
@@ -202,6 +203,13 @@ function start(ctx: Ctx, m: MailingRow) {
     m.mailing_id,
     m.mailing_id,
   );
+  emitEvent(ctx, 'mailing_start', () => mailingEvent(ctx, m.mailing_id));
+}
+
+/** A mailing as its webhook events (mailing_start, mailing_finish) tell it. */
+function mailingEvent(ctx: Ctx, mailingId: number) {
+  const m = mailingRow(ctx, mailingId);
+  return { mailing_id: m.mailing_id, name: m.name, subject: m.subject, mailing_type: m.mailing_type, recipient_count: m.recipient_count };
 }
 
 // ---------------------------------------------------------------- messages
@@ -257,6 +265,7 @@ function finish(ctx: Ctx, m: MailingRow) {
                                 WHERE mm.mailing_id = @id AND (mailings.mailing_id = @id OR mm.content_mailing_id = mailings.mailing_id))
       WHERE mailing_id = @id OR split_test_id = @id`,
   ).run({ now: stamp(ctx.clock.now()), id: m.mailing_id });
+  emitEvent(ctx, 'mailing_finish', () => mailingEvent(ctx, m.mailing_id));
 }
 
 function autoWinner(ctx: Ctx, m: MailingRow) {

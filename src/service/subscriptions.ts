@@ -11,6 +11,7 @@ import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
 import { memberRow, requireMembers } from './members.js';
 import { windowOf, type Window } from './paging.js';
+import { emitEvent, memberList } from './webhooks.js';
 
 export interface SubscriptionSettings {
   show_on_default_preference_form: boolean;
@@ -316,13 +317,14 @@ export function optOutMember(ctx: Ctx, subscriptionId: number, memberId: number)
   return inTransaction(ctx.db, () => {
     liveRow(ctx, subscriptionId);
     memberRow(ctx, memberId);
-    stmt(
+    const changed = stmt(
       ctx.db,
       `INSERT INTO subscription_members (subscription_id, member_id, status, subscribed_at, opted_out_at)
        VALUES (?, ?, 'opted_out', NULL, ?)
        ON CONFLICT (subscription_id, member_id) DO UPDATE SET status = 'opted_out', opted_out_at = excluded.opted_out_at
         WHERE status <> 'opted_out'`,
-    ).run(subscriptionId, memberId, stamp(ctx.clock.now()));
+    ).run(subscriptionId, memberId, stamp(ctx.clock.now())).changes;
+    if (changed) emitEvent(ctx, 'member_optout', () => ({ mailing_id: null, subscription_id: subscriptionId, ...memberList(ctx, [memberId]) }));
     return true;
   });
 }

@@ -61,6 +61,8 @@ beforeAll(async () => {
   });
   await ok(s, 'POST', '/v1/1/events', { body: { email: 'ann@example.com', type: 'purchase' } });
   for (let i = 0; i < 1000 && advanceJobs(s.db, s.clock, 1_000); i++);
+  const webhook = await ok(s, 'POST', '/1/webhooks', { body: { url: 'http://127.0.0.1:9/hook', event: 'member_add' } });
+  await ok(s, 'POST', '/1/webhooks/trigger', { body: { event: 'member_add' } });
   Object.assign(ids, {
     parent_account_id: 1,
     subaccount_id: subaccount,
@@ -83,6 +85,8 @@ beforeAll(async () => {
     export_id: exp,
     field_id: birthday,
     campaign_id: campaign,
+    webhook_id: webhook,
+    delivery_id: 1,
   });
 });
 afterAll(() => s.close());

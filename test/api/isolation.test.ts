@@ -119,6 +119,8 @@ async function seed(actor: Actor, account: number, tag: string) {
     if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body as any;
   };
+  // A webhook first, so the writes below leave events and deliveries in its outbox.
+  await call('POST', '/webhooks', { url: 'http://127.0.0.1:9/hook', event: 'member_add' });
   await call('POST', '/fields', { shortcut_name: `${tag}_city`, field_type: 'text', display_name: `${tag} city` });
   const [gold] = (await call('POST', '/groups', { groups: [{ group_name: `${tag} gold` }, { group_name: `${tag} silver` }] })).map((g: any) => g.member_group_id);
   const members: number[] = [];
@@ -284,7 +286,8 @@ function bodiesOf(route: Route, ghost = false): { body: unknown; names: boolean 
           if (schema.format === 'email') return 'probe@example.org';
           if (schema.format === 'date-time') return '2030-01-01T00:00:00Z';
           if (key === 'criteria') return '["member_status_id","eq","a"]';
-          return `probe ${key}`;
+          if (key === 'url') return 'https://example.org/probe';
+          return `probe ${key}`.padEnd((schema as { minLength?: number }).minLength ?? 0, '.');
         default:
           return required ? 'probe' : undefined;
       }

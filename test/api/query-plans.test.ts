@@ -27,6 +27,9 @@ const LARGE_TABLES = [
   'touchpoints',
   'inbound_events',
   'workflow_runs',
+  'webhook_deliveries',
+  'webhook_events',
+  'webhook_attempts',
 ];
 
 let s: TestService;
@@ -112,6 +115,9 @@ beforeAll(async () => {
   for (const email of ['ann@example.com', 'bob@example.com', 'nobody@example.com'])
     await ok(s, 'POST', '/v1/1/events', { body: { email, type: 'purchase' } });
   for (let i = 0; i < 100 && advanceJobs(s.db, s.clock, 1_000); i++);
+  id.webhook = await ok(s, 'POST', '/1/webhooks', { body: { url: 'http://127.0.0.1:9/hook', event: 'member_add' } });
+  await ok(s, 'POST', '/1/webhooks', { body: { url: 'http://127.0.0.1:9/other', event: 'member_add' } });
+  for (const email of ['w1@example.com', 'w2@example.com', 'w3@example.com']) await addMember(s, email);
 });
 afterAll(() => s.close());
 
@@ -214,13 +220,22 @@ const ROUTES: ListRoute[] = [
   { path: '/1/workflows' },
   { path: '/1/workflows/{workflow}/runs' },
   { path: '/1/workflows/{workflow}/runs', query: { start: '1' } },
+  // Webhooks and their delivery log (newest first).
+  { path: '/1/webhooks' },
+  { path: '/1/webhooks', query: { count: 'true' } },
+  { path: '/1/webhooks/deliveries' },
+  { path: '/1/webhooks/deliveries', query: { start: '1', end: '3' } },
+  { path: '/1/webhooks/deliveries', query: { status: 'p' } },
+  { path: '/1/webhooks/deliveries', query: { webhook_id: '{webhook}' } },
+  { path: '/1/webhooks/deliveries', query: { webhook_id: '{webhook}', status: 'p' } },
+  { path: '/1/webhooks/deliveries', query: { count: 'true', status: 'p' } },
 ];
 
 describe('list routes read in index order, without a sort or a scan of the audience', () => {
   for (const r of ROUTES)
     (r.skip ? it.skip : it)(`GET ${r.path}${r.query ? `?${new URLSearchParams(r.query)}` : ''}`, async () => {
       const path = r.path.replace(/\{(\w+)\}/g, (_, name: string) => String(id[name]));
-      const query = r.query && Object.fromEntries(Object.entries(r.query).map(([k, v]) => [k, v.replace(/^\{(\w+)\}$/, (_, name: string) => String(id[name]))]));
+      const query = r.query && Object.fromEntries(Object.entries(r.query).map(([k, v]) => [k, v.replace(/\{(\w+)\}/g, (_, name: string) => String(id[name]))]));
       // Called once before the capture, so reads memoized per database generation (the
       // field catalog) are not in it: they cost the same whatever the audience.
       await s.call('GET', path, { query });

@@ -574,12 +574,14 @@ describe(`fuzz of every route over HTTP (seed ${SEED}, ${REQUESTS} requests)`, (
     const jobs: Sent[] = [];
     for (let i = 0; i < sent; i++) {
       const route = ROUTES[i % ROUTES.length];
-      // Account 1's paths with account 1's ids, or account 2's own paths with account 1's ids.
-      // Alternating per round too: with an even number of routes, i % 2 alone would give
-      // each route the same account every time.
-      const account = (i + Math.floor(i / ROUTES.length)) % 2 === 0 ? '1' : '2';
+      // Account 1's paths with account 1's ids, or account 2's own paths with account 1's ids:
+      // by round, not by parity of i, so every route gets both whether the table's length is even or odd.
+      const account = Math.floor(i / ROUTES.length) % 2 === 0 ? '1' : '2';
       const body = route.body ? serialize(fromSchema(rng, route.body.json() as JsonSchema, '', pools)) : undefined;
-      jobs.push({ method: route.method, path: pathFor(rng, route, account, pools, true) + queryFor(rng, route, pools), body, key: 'two', route });
+      // The first round carries no query, so every route's account-1 path reaches the Router at
+      // least once (a random query can hold bytes the HTTP parser refuses first).
+      const query = i < ROUTES.length ? '' : queryFor(rng, route, pools);
+      jobs.push({ method: route.method, path: pathFor(rng, route, account, pools, true) + query, body, key: 'two', route });
     }
     sentByTwo = jobs.map((j) => `${safeDecode(j.path)} ${j.body?.toString('utf8') ?? ''}`).join('\n').toLowerCase();
     /** Routes whose account-1 path some request of account 2 got "account 1 not found" for. */

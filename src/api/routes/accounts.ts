@@ -3,7 +3,6 @@ import { route } from '../route.js';
 import { atD } from '../codecs.js';
 import * as accounts from '../../service/accounts.js';
 import type { KeyRecord, UserRecord } from '../../service/accounts.js';
-import { WEBHOOK_EVENT_TYPES } from '../../service/webhooks.js';
 
 const user = (u: UserRecord) => ({ ...u, created_at: atD(u.created_at) });
 const key = <K extends KeyRecord>(k: K) => ({ ...k, created_at: atD(k.created_at), revoked_at: atD(k.revoked_at) });
@@ -77,14 +76,5 @@ export const accountRoutes = [
     params: s.object({ key_id: s.idText() }),
     returns: 'true',
     handler: ({ ctx, params }) => accounts.revokeKey(ctx, params.key_id),
-  }),
-  route({
-    op: 'webhooks.events',
-    access: 'user',
-    method: 'GET',
-    path: '/{account_id}/webhooks/events',
-    summary: 'The webhook event types',
-    returns: 'array of webhook event type',
-    handler: () => WEBHOOK_EVENT_TYPES,
   }),
 ];

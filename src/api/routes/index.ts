@@ -13,6 +13,7 @@ import { smsRoutes } from './sms.js';
 import { subaccountRoutes } from './subaccounts.js';
 import { eventRoutes, touchpointRoutes } from './events.js';
 import { workflowRoutes } from './workflows.js';
+import { webhookRoutes } from './webhooks.js';
 
 /** Every operation of the service, spec and extensions: the one route table (one line a resource, so parallel work merges). */
 export const ROUTES: Route[] = [
@@ -31,4 +32,5 @@ export const ROUTES: Route[] = [
   ...eventRoutes,
   ...touchpointRoutes,
   ...workflowRoutes,
+  ...webhookRoutes,
 ];

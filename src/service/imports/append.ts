@@ -7,7 +7,8 @@ import type { Ctx } from '../context.js';
 import { FieldCatalog } from '../fields.js';
 import { checkColumns, checkRows, rowCount, type BatchResult, type RowsInput } from './check.js';
 import { checkOptions, insertImport } from './create.js';
-import { getImport, importRow, type ImportOptions, type ImportRecord, type ImportRow } from './records.js';
+import { getImport, importFinishEvent, importRow, type ImportOptions, type ImportRecord, type ImportRow } from './records.js';
+import { emitEvent } from '../webhooks.js';
 import { beginWrite, finishWrite, saveCounters, type BatchWrite, writeRows } from './write.js';
 
 /**
@@ -276,6 +277,7 @@ export function finishImport(ctx: Ctx, importId: number, error?: string): Import
       importId,
     );
     BatchOrder.of(ctx.db).release(`${imp.account_id}:${importId}`);
+    emitEvent(ctx, 'import_finish', () => importFinishEvent(ctx, importId));
     return getImport(ctx, importId);
   });
 }

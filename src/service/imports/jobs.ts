@@ -6,7 +6,8 @@ import type { Ctx } from '../context.js';
 import { localActor, RETIRED_ACCOUNTS } from '../accounts.js';
 import { FieldCatalog } from '../fields.js';
 import { checkRows } from './check.js';
-import { importRow, type ImportRow } from './records.js';
+import { importFinishEvent, importRow, type ImportRow } from './records.js';
+import { emitEvent } from '../webhooks.js';
 import { beginWrite, saveCounters, writeRows } from './write.js';
 
 /** Rows applied per transaction by the job runner. */
@@ -59,6 +60,7 @@ function advanceJob(ctx: Ctx, importId: number) {
         stamp(clock.now()),
         imp.import_id,
       );
+      emitEvent(ctx, 'import_finish', () => importFinishEvent(ctx, imp.import_id));
       return;
     }
     const w = beginWrite(ctx, imp, stamp(clock.now()));
@@ -79,5 +81,6 @@ function failJob(ctx: Ctx, importId: number, message: string) {
         WHERE import_id = ?`,
     ).run(message, now, now, importId);
     stmt(ctx.db, 'DELETE FROM import_rows WHERE import_id = ?').run(importId);
+    emitEvent(ctx, 'import_finish', () => importFinishEvent(ctx, importId));
   });
 }

@@ -102,6 +102,22 @@ export function importRow(ctx: Ctx, importId: number): ImportRow {
   return row;
 }
 
+/** An import's end as its webhook event (import_finish) tells it: one event per import, whatever its size. */
+export function importFinishEvent(ctx: Ctx, importId: number) {
+  const r = importRow(ctx, importId);
+  return {
+    import_id: r.import_id,
+    import_status: r.status,
+    num_members: r.num_members,
+    num_added: r.num_members_added,
+    num_updated: r.num_members_updated,
+    num_skipped: r.num_skipped,
+    num_errors: r.num_errors,
+    num_duplicates: r.num_duplicates,
+    error_message: r.error_message,
+  };
+}
+
 export function getImport(ctx: Ctx, importId: number): ImportRecord {
   return toRecord(importRow(ctx, importId));
 }

@@ -25,6 +25,7 @@ import * as pendingImportJobs from './015-pending-import-jobs.js';
 import * as memberEvents from './016-member-events.js';
 import * as sms from './017-sms.js';
 import * as subaccounts from './018-subaccounts.js';
+import * as webhooks from './019-webhooks.js';
 import * as responseCounters from './021-response-counters.js';
 
 export const MIGRATIONS: { name: string; sql: string }[] = [
@@ -46,5 +47,6 @@ export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '016-member-events', sql: memberEvents.sql },
   { name: '017-sms', sql: sms.sql },
   { name: '018-subaccounts', sql: subaccounts.sql },
+  { name: '019-webhooks', sql: webhooks.sql },
   { name: '021-response-counters', sql: responseCounters.sql },
 ];
