@@ -7,8 +7,9 @@ export function register(serve: Command) {
       .option('--host <host>', 'address to listen on', '127.0.0.1')
       .option('--port <n>', 'port (0 picks a free one)', '8080')
       .option('--rate-limit <n>', 'requests per API key per minute (off by default)')
+      .option('--strict', 'answer 400 for query and body parameters an operation does not know (ignored and logged by default)')
       .action(
-        action(async (ctx, o: { host: string; port: string; rateLimit?: string }) => {
+        action(async (ctx, o: { host: string; port: string; rateLimit?: string; strict?: boolean }) => {
           if (!/^\d+$/.test(o.port) || Number(o.port) > 65535) throw new UsageError(`--port must be 0-65535, got "${o.port}"`);
           if (o.rateLimit !== undefined && !/^[1-9]\d*$/.test(o.rateLimit))
             throw new UsageError(`--rate-limit must be a positive whole number, got "${o.rateLimit}"`);
@@ -19,6 +20,7 @@ export function register(serve: Command) {
             host: o.host,
             port: Number(o.port),
             rateLimit: o.rateLimit ? Number(o.rateLimit) : undefined,
+            strict: o.strict,
           });
           if (server.created)
             ctx.note(
@@ -37,6 +39,6 @@ export function register(serve: Command) {
           });
         }),
       ),
-    ['amsg serve --port 8080', 'amsg serve --db /tmp/sandbox.db --port 0 --rate-limit 600'],
+    ['amsg serve --port 8080', 'amsg serve --db /tmp/sandbox.db --port 0 --rate-limit 600', 'amsg serve --strict'],
   );
 }

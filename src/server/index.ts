@@ -13,6 +13,7 @@ export interface ServeRequest {
   host?: string;
   port?: number;
   rateLimit?: number;
+  strict?: boolean;
 }
 
 /**
@@ -24,7 +25,7 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
   const clock = clockFromEnv();
   const init = initialize(db, clock);
   const importWriter = ImportWriter.for(req.db);
-  const running = await startServer({ db, clock, host: req.host, port: req.port, rateLimit: req.rateLimit, importWriter });
+  const running = await startServer({ db, clock, host: req.host, port: req.port, rateLimit: req.rateLimit, importWriter, strict: req.strict });
   // Due jobs run in the background, in short slices so requests are not held up:
   // a slice holds the event loop (and every request waiting on it) for its whole
   // length, so the mixed-load p99 was about the slice (50 ms, bench/mixed.js). With

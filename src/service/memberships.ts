@@ -135,15 +135,15 @@ export function removeMembersFromGroup(ctx: Ctx, groupId: number, memberIds: num
 }
 
 /** DELETE /groups/{id}/members: empties the group, or removes only the members of one status. */
-export function removeAllFromGroup(ctx: Ctx, groupId: number, status?: MemberStatus): true {
+/** DELETE /groups/{id}/members: answers how many members left the group, as the real service documents. */
+export function removeAllFromGroup(ctx: Ctx, groupId: number, status?: MemberStatus): number {
   return inTransaction(ctx.db, () => {
     getGroup(ctx, groupId);
-    stmt(
+    return stmt(
       ctx.db,
       `DELETE FROM group_members WHERE member_group_id = ?
           AND (? IS NULL OR member_id IN (SELECT member_id FROM members WHERE member_status_id = ?))`,
-    ).run(groupId, status ?? null, status ?? null);
-    return true;
+    ).run(groupId, status ?? null, status ?? null).changes;
   });
 }
 

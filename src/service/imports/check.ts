@@ -1,7 +1,7 @@
 /** Checking rows before anything is written: pure, no database (the import writer thread's receiving side runs it). */
 import { badRequest } from '../../errors.js';
 import { isEmail } from '../../api/schema.js';
-import { coerceValue, FieldCatalog, type FieldRecord } from '../fields.js';
+import { coerceValue, FieldCatalog, relationshipProblem, requiredCleared, type FieldRecord, type RelationshipRule } from '../fields.js';
 import { normalizePhone, type SmsInput } from '../members.js';
 
 export interface RowError {
@@ -145,6 +145,11 @@ interface Shape {
   names: number;
   /** The current row's stored values, by slot. */
   scratch: unknown[];
+  /**
+   * The relationships whose parent and child both have a key here, with their slots:
+   * worked out once per key order, so a row of a shape with none pays nothing.
+   */
+  pairs: { rule: RelationshipRule; parent: number; child: number }[];
   /** Positions of the keys that are not fields, or -1. */
   email: number;
   groups: number;
@@ -155,7 +160,11 @@ interface Shape {
 function shapeOf(catalog: FieldCatalog, keys: string[], reserved: Set<string>, fieldLists: string[][]): Shape {
   const fields = keys.map((key) => (reserved.has(key) ? null : catalog.byName.get(key.toLowerCase())));
   const ids = [...new Set(fields.filter((f): f is FieldRecord => !!f).map((f) => f.field_id))].sort((a, b) => a - b);
+  const pairs = catalog.relationships
+    .map((rule) => ({ rule, parent: ids.indexOf(rule.parent.field_id), child: ids.indexOf(rule.child.field_id) }))
+    .filter((p) => p.parent !== -1 && p.child !== -1);
   return {
+    pairs,
     keys,
     fields,
     slotOf: fields.map((f) => (f ? ids.indexOf(f.field_id) : -1)),
@@ -260,9 +269,16 @@ function checkRow(out: CheckedRows, shape: Shape, values: unknown[], index: numb
           continue;
         }
       }
-      const stored = value === null || value === '' ? null : coerceValue(field, value, keys[j]);
+      let stored: unknown = null;
+      if (value !== null && value !== '') stored = coerceValue(field, value, keys[j]);
+      else if (field.required) throw requiredCleared(field, keys[j]);
       scratch[slotOf[j]] = stored;
       if (stored === null) partial = true;
+    }
+    for (let p = 0; p < shape.pairs.length; p++) {
+      const { rule, parent, child } = shape.pairs[p];
+      const problem = relationshipProblem(rule, scratch[parent], scratch[child]);
+      if (problem) throw badRequest(`${rule.child.shortcut_name}: ${problem}`);
     }
     // The fields given a value: all of the shape's, or the ones not emptied.
     let fieldList = shape.names;

@@ -22,6 +22,7 @@ import * as searchResults from './012-search-results.js';
 import * as listIndexes from './013-list-indexes.js';
 import * as liveGroups from './014-live-groups.js';
 import * as pendingImportJobs from './015-pending-import-jobs.js';
+import * as fieldRelationships from './020-field-relationships.js';
 
 export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '001-spine', sql: spine.sql },
@@ -39,4 +40,5 @@ export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '013-list-indexes', sql: listIndexes.sql },
   { name: '014-live-groups', sql: liveGroups.sql },
   { name: '015-pending-import-jobs', sql: pendingImportJobs.sql },
+  { name: '020-field-relationships', sql: fieldRelationships.sql },
 ];
