@@ -41,6 +41,13 @@ beforeAll(async () => {
   await ok(s, 'POST', `/1/members/imports/${imp}/rows`, { body: { columns: ['email'], rows: [['cy@example.com'], ['ann@example.com']] } });
   await ok(s, 'POST', `/1/members/imports/${imp}/finish`, { body: {} });
   const exp = (await ok(s, 'POST', '/1/exports', { body: { user_id: 'owner@localhost' } })).export_id;
+  const region = await createField(s, { shortcut_name: 'region', field_type: 'text', widget_type: 'select one', options: ['EU', 'US'] });
+  const office = await createField(s, { shortcut_name: 'office', field_type: 'text', widget_type: 'radio', options: ['Oslo', 'Austin'] });
+  const relationship = (
+    await ok(s, 'POST', '/1/fields/relationships', {
+      body: { relationship_name: 'Region', parent_field_id: region, child_field_id: office, options: { EU: ['Oslo'] } },
+    })
+  ).relationship_id;
   Object.assign(ids, {
     member_id: member,
     email: 'ann%40example.com',
@@ -54,6 +61,7 @@ beforeAll(async () => {
     import_id: imp,
     export_id: exp,
     field_id: birthday,
+    relationship_id: relationship,
   });
 });
 afterAll(() => s.close());

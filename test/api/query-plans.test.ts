@@ -127,6 +127,8 @@ const ROUTES: ListRoute[] = [
   { path: '/1/members/imports/{import}/members', query: { start: '2', end: '4' } },
   { path: '/1/members/imports/{import}/members', query: { added_only: 'true' } },
   { path: '/1/members/imports/{import}/members', query: { added_to_groups: '1' } },
+  // Field relationships (a field belongs to one at most, so they are few).
+  { path: '/1/fields/relationships' },
 ];
 
 describe('list routes read in index order, without a sort or a scan of the audience', () => {

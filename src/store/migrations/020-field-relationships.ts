@@ -15,6 +15,8 @@ export const sql = `
     created_at         TEXT NOT NULL
   );
   CREATE UNIQUE INDEX field_relationships_name ON field_relationships(account_id, relationship_name COLLATE NOCASE);
+  -- The list, in id order without a sort.
+  CREATE INDEX field_relationships_account ON field_relationships(account_id, relationship_id);
 
   ALTER TABLE member_imports ADD COLUMN deleted_at TEXT;
 `;
