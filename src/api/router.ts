@@ -137,10 +137,19 @@ export class Router {
       }),
       !!this.options.strict,
     );
-    const result = route.handler(input);
-    if (!ignored.length) return result instanceof Promise ? result.then(answer) : answer(result);
+    if (!ignored.length) {
+      const result = route.handler(input);
+      return result instanceof Promise ? result.then(answer) : answer(result);
+    }
+    // The ignored keys are named on every answer, an error too: a typo may be its cause.
     const named = (r: ApiResponse): ApiResponse => ({ ...r, ignored, headers: { ...r.headers, [IGNORED_HEADER]: ignored.join(', ') } });
-    return result instanceof Promise ? result.then((r) => named(answer(r))) : named(answer(result));
+    let result: unknown;
+    try {
+      result = route.handler(input);
+    } catch (err) {
+      return named(errorResponse(err));
+    }
+    return result instanceof Promise ? result.then(answer, errorResponse).then(named) : named(answer(result));
   }
 
   private context(actor: Actor, accountText: string | undefined): Ctx {

@@ -280,6 +280,8 @@ export function listRelationshipRows(ctx: Ctx): RelationshipRow[] {
  */
 export function relationshipProblem(rule: RelationshipRule, parentValue: unknown, childValue: unknown): string | undefined {
   if (parentValue === null || parentValue === undefined || childValue === null || childValue === undefined) return undefined;
+  // One option each (select one, radio): a lookup, no arrays (an import checks every row).
+  if (typeof parentValue === 'string' && typeof childValue === 'string' && rule.allowed.get(parentValue)?.has(childValue)) return undefined;
   const parents = (Array.isArray(parentValue) ? parentValue : [parentValue]) as string[];
   const children = (Array.isArray(childValue) ? childValue : [childValue]) as string[];
   let bad: string | undefined;

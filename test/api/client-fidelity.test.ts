@@ -114,6 +114,9 @@ describe('parameters an operation does not know', () => {
     const nested = await raw('POST', '/1/members/add', { query: { verbose: '1' }, body: { email: 'd@x.org', sms: { phone_number: '+4722334455', carrier: 'x' } } });
     expect([nested.status, nested.headers[IGNORED_HEADER]]).toEqual([200, 'verbose, sms.carrier']);
     expect((await raw('GET', '/1/members')).headers).toEqual({});
+    // An error answer names them too (a typo may be why it failed).
+    const failed = await raw('PUT', '/1/members/99', { body: { member_id: 99 } });
+    expect([failed.status, failed.headers[IGNORED_HEADER]]).toEqual([404, 'member_id']);
   });
 
   it('a known key with a bad value is still a 400, and so is an unknown member field inside fields', async () => {
