@@ -324,7 +324,7 @@ export class FieldCatalog {
       if (!(rule.parent.field_id in changed) && !(rule.child.field_id in changed)) continue;
       const problem = relationshipProblem(rule, values[rule.parent.field_id], values[rule.child.field_id]);
       if (problem) {
-        const at = `${path}.${rule.child.shortcut_name}`;
+        const at = path ? `${path}.${rule.child.shortcut_name}` : rule.child.shortcut_name;
         throw badRequest(`${at}: ${problem}`, { field: at });
       }
     }

@@ -296,6 +296,65 @@ describe('enforced on every member write', () => {
   });
 });
 
+describe.each([false, true])('import rows against the member\'s stored values (import writer thread: %s)', (threaded) => {
+  let t: TestService;
+  beforeEach(async () => {
+    t = makeService(T0, { importWriter: threaded });
+    const field = (body: Record<string, unknown>) => ok(t, 'POST', '/1/fields', { body: { display_name: String(body.shortcut_name), ...body } });
+    const r = await field({ shortcut_name: 'region', field_type: 'text', widget_type: 'select one', options: ['EU', 'US', 'Asia'] });
+    const o = await field({ shortcut_name: 'office', field_type: 'text', widget_type: 'radio', options: ['Oslo', 'Paris', 'Austin', 'Tokyo'] });
+    await field({ shortcut_name: 'city', field_type: 'text' });
+    await ok(t, 'POST', '/1/fields/relationships', {
+      body: { relationship_name: 'Region → Office', parent_field_id: r, child_field_id: o, options: REGION_OFFICE },
+    });
+    for (const email of ['a@x.org', 'b@x.org', 'c@x.org'])
+      await ok(t, 'POST', '/1/members/add', { body: { email, fields: { region: 'EU', office: 'Oslo' } } });
+  });
+  afterEach(() => t.close());
+
+  it('a row that gives one of the pair is checked against what the member holds; the others are written', async () => {
+    const { import_id } = await ok(t, 'POST', '/1/members/imports', { body: {} });
+    const objects = await ok(t, 'POST', `/1/members/imports/${import_id}/rows`, {
+      body: {
+        members: [
+          { email: 'a@x.org', office: 'Austin', city: 'A' },
+          { email: 'b@x.org', office: 'Paris', city: 'B' },
+          { email: 'new@x.org', office: 'Tokyo', city: 'N' },
+        ],
+      },
+    });
+    expect(objects.errors).toEqual([
+      { index: 0, email: 'a@x.org', error: 'office: "Austin" is not allowed when region is "EU" (relationship "Region → Office": "EU" allows "Oslo", "Paris")' },
+    ]);
+    expect(objects).toMatchObject({ added: 1, updated: 1 });
+    const csv = await ok(t, 'POST', `/1/members/imports/${import_id}/rows`, {
+      body: { offset: 3, columns: ['email', 'region', 'office'], rows: [['c@x.org', 'US', ''], ['b@x.org', '', 'Oslo'], ['a@x.org', '', '']] },
+    });
+    expect(csv.errors).toEqual([
+      { index: 0, email: 'c@x.org', error: 'office: "Oslo" is not allowed when region is "US" (relationship "Region → Office": "US" allows "Austin")' },
+    ]);
+    await ok(t, 'POST', `/1/members/imports/${import_id}/finish`, { body: {} });
+    const fields = async (email: string) => (await ok(t, 'GET', `/1/members/email/${email}`)).fields;
+    expect(await fields('a@x.org')).toEqual({ region: 'EU', office: 'Oslo' });
+    // b's second row is the import's duplicate (an address of an earlier batch): not written.
+    expect(csv.duplicates).toBe(1);
+    expect(await fields('b@x.org')).toEqual({ region: 'EU', office: 'Paris', city: 'B' });
+    expect(await fields('c@x.org')).toEqual({ region: 'EU', office: 'Oslo' });
+    expect(await fields('new@x.org')).toEqual({ office: 'Tokyo', city: 'N' });
+    // Clearing one of the pair breaks nothing.
+    const { import_id: second } = await ok(t, 'POST', '/1/members/imports', { body: {} });
+    const cleared = await ok(t, 'POST', `/1/members/imports/${second}/rows`, { body: { members: [{ email: 'a@x.org', region: null }] } });
+    expect(cleared.errors).toEqual([]);
+    expect(await fields('a@x.org')).toEqual({ office: 'Oslo' });
+  });
+
+  it('an add-only import leaves existing members as they are, so their rows are skipped, not refused', async () => {
+    const { import_id } = await ok(t, 'POST', '/1/members/imports', { body: { add_only: true } });
+    const batch = await ok(t, 'POST', `/1/members/imports/${import_id}/rows`, { body: { members: [{ email: 'a@x.org', office: 'Austin' }] } });
+    expect(batch).toMatchObject({ errors: [], skipped: 1, added: 0 });
+  });
+});
+
 // ------------------------------------------------------------------ field rules
 
 describe('required fields', () => {

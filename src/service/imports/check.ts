@@ -71,6 +71,11 @@ export interface CheckedRows {
   sms: [number, SmsInput][];
   /** The rows the checks refused. */
   errors: RowError[];
+  /**
+   * Rows (counting the passed rows) that give one field of a relationship and leave
+   * the other as the member has it: the writer checks them against the stored value.
+   */
+  againstStored: number[];
 }
 
 /**
@@ -146,8 +151,9 @@ interface Shape {
   /** The current row's stored values, by slot. */
   scratch: unknown[];
   /**
-   * The relationships whose parent and child both have a key here, with their slots:
-   * worked out once per key order, so a row of a shape with none pays nothing.
+   * The relationships with a key here for the parent, the child or both, with their
+   * slots (-1: no key): worked out once per key order, so a row of a shape with none
+   * pays nothing.
    */
   pairs: { rule: RelationshipRule; parent: number; child: number }[];
   /** Positions of the keys that are not fields, or -1. */
@@ -162,7 +168,7 @@ function shapeOf(catalog: FieldCatalog, keys: string[], reserved: Set<string>, f
   const ids = [...new Set(fields.filter((f): f is FieldRecord => !!f).map((f) => f.field_id))].sort((a, b) => a - b);
   const pairs = catalog.relationships
     .map((rule) => ({ rule, parent: ids.indexOf(rule.parent.field_id), child: ids.indexOf(rule.child.field_id) }))
-    .filter((p) => p.parent !== -1 && p.child !== -1);
+    .filter((p) => p.parent !== -1 || p.child !== -1);
   return {
     pairs,
     keys,
@@ -275,10 +281,20 @@ function checkRow(out: CheckedRows, shape: Shape, values: unknown[], index: numb
       scratch[slotOf[j]] = stored;
       if (stored === null) partial = true;
     }
+    // A pair the row gives is checked here; a value given against one left as it is,
+    // by the writer against the member's stored value (a cleared value breaks nothing).
+    let againstStored = false;
     for (let p = 0; p < shape.pairs.length; p++) {
       const { rule, parent, child } = shape.pairs[p];
-      const problem = relationshipProblem(rule, scratch[parent], scratch[child]);
-      if (problem) throw badRequest(`${rule.child.shortcut_name}: ${problem}`);
+      const parentValue = parent === -1 ? undefined : scratch[parent];
+      const childValue = child === -1 ? undefined : scratch[child];
+      if (parentValue !== undefined && childValue !== undefined) {
+        const problem = relationshipProblem(rule, parentValue, childValue);
+        if (problem) throw badRequest(`${rule.child.shortcut_name}: ${problem}`);
+      } else {
+        const given = parentValue !== undefined ? parentValue : childValue;
+        if (given !== undefined && given !== null) againstStored = true;
+      }
     }
     // The fields given a value: all of the shape's, or the ones not emptied.
     let fieldList = shape.names;
@@ -302,6 +318,7 @@ function checkRow(out: CheckedRows, shape: Shape, values: unknown[], index: numb
       shape.groups === -1 ? -1 : csv ? lists.ofText((values[shape.groups] as string).trim()) : lists.ofValue(values[shape.groups]);
     const patch = slotsJson(shape, true);
     if (sms) out.sms.push([out.index.length, sms]);
+    if (againstStored) out.againstStored.push(out.index.length);
     out.index.push(index);
     out.emails.push(rawEmail.toLowerCase());
     out.patches.push(patch);
@@ -332,6 +349,7 @@ export function checkRows(catalog: FieldCatalog, input: RowsInput, offset = 0): 
     groupLists: [],
     sms: [],
     errors: [],
+    againstStored: [],
   };
   const lists = new GroupLists(out.groupLists);
   if (!Array.isArray(input)) {
