@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { action, examples, UsageError } from '../src/cli/context.js';
-import { fieldId } from '../src/cli/resolve.js';
+import { collect, fieldId } from '../src/cli/resolve.js';
+import type { Api } from '../src/client/api.js';
 
 const FIELD_COLUMNS = ['field_id', 'shortcut_name', 'display_name', 'field_type', 'widget_type', 'options', 'column_order'];
 
@@ -38,7 +39,126 @@ const withDefinitionFlags = (cmd: Command) =>
     .option('--order <n>', 'column order')
     .option('--required', 'the field is required on forms');
 
+const RELATIONSHIP_COLUMNS = ['relationship_id', 'relationship_name', 'parent_field.shortcut_name', 'child_field.shortcut_name', 'options', 'created_at'];
+
+/** `--allow "EU=Oslo,Paris"`, repeated: each parent option to the child options it allows. */
+function allowedOptions(pairs: string[] | undefined): Record<string, string[]> | undefined {
+  if (!pairs) return undefined;
+  const out: Record<string, string[]> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq < 1) throw new UsageError(`--allow takes PARENT=CHILD,CHILD, got "${pair}"`);
+    const parent = pair.slice(0, eq).trim();
+    out[parent] = [...(out[parent] ?? []), ...pair.slice(eq + 1).split(',').map((c) => c.trim()).filter(Boolean)];
+  }
+  return out;
+}
+
+/** A relationship id, or the id of the relationship with this name. */
+async function relationshipId(api: Api, ref: string): Promise<number> {
+  if (/^\d+$/.test(ref)) return Number(ref);
+  const all = await api.get<{ relationship_id: number; relationship_name: string }[]>('/fields/relationships');
+  const r = all.find((x) => x.relationship_name.toLowerCase() === ref.toLowerCase());
+  if (!r) throw new UsageError(`no field relationship named "${ref}" (see amsg fields relationships list)`);
+  return r.relationship_id;
+}
+
+interface RelationshipFlags {
+  name?: string;
+  parent?: string;
+  child?: string;
+  allow?: string[];
+}
+
+async function relationshipBody(api: Api, o: RelationshipFlags) {
+  return {
+    relationship_name: o.name,
+    parent_field_id: o.parent === undefined ? undefined : await fieldId(api, o.parent),
+    child_field_id: o.child === undefined ? undefined : await fieldId(api, o.child),
+    options: allowedOptions(o.allow),
+  };
+}
+
+function registerRelationships(relationships: Command) {
+  relationships.description("field relationships: a parent field's option limits the child field's options");
+  examples(
+    relationships
+      .command('list')
+      .description('list field relationships')
+      .action(
+        action(async (ctx) => {
+          const api = await ctx.api();
+          await ctx.print(await api.get('/fields/relationships'), { columns: RELATIONSHIP_COLUMNS });
+        }),
+      ),
+    ['amsg fields relationships list'],
+  );
+  examples(
+    relationships
+      .command('get <relationship>')
+      .description('show a relationship, by id or name')
+      .action(
+        action(async (ctx, ref: string) => {
+          const api = await ctx.api();
+          await ctx.print(await api.get(`/fields/relationships/${await relationshipId(api, ref)}`));
+        }),
+      ),
+    ['amsg fields relationships get "Region → Office"'],
+  );
+  examples(
+    relationships
+      .command('create <name>')
+      .description('relate two option fields; prints the relationship')
+      .requiredOption('--parent <field>', 'the parent field (id or shortcut name)')
+      .requiredOption('--child <field>', 'the child field (id or shortcut name)')
+      .option('--allow <PARENT=CHILD,CHILD>', 'a parent option and the child options it allows (repeat it)', collect)
+      .action(
+        action(async (ctx, name: string, o: RelationshipFlags) => {
+          const api = await ctx.api();
+          const body = await relationshipBody(api, { ...o, name });
+          const created = await api.post<{ relationship_id: number }>('/fields/relationships', { ...body, options: body.options ?? {} });
+          await ctx.done(created, `Created field relationship ${name} (id ${created.relationship_id}).`);
+        }),
+      ),
+    ['amsg fields relationships create "Region → Office" --parent region --child office --allow "EU=Oslo,Paris" --allow "US=Austin"'],
+  );
+  examples(
+    relationships
+      .command('update <relationship>')
+      .description('change a relationship (--allow replaces all the options); prints it')
+      .option('--name <name>', 'new name')
+      .option('--parent <field>', 'new parent field')
+      .option('--child <field>', 'new child field')
+      .option('--allow <PARENT=CHILD,CHILD>', 'a parent option and the child options it allows (repeat it)', collect)
+      .action(
+        action(async (ctx, ref: string, o: RelationshipFlags) => {
+          const api = await ctx.api();
+          const body = await relationshipBody(api, o);
+          if (Object.values(body).every((v) => v === undefined)) throw new UsageError('nothing to change: give at least one option');
+          const id = await relationshipId(api, ref);
+          await ctx.done(await api.put(`/fields/relationships/${id}`, body), `Updated field relationship ${id}.`);
+        }),
+      ),
+    ['amsg fields relationships update "Region → Office" --allow "EU=Oslo" --allow "US=Austin,Boston"'],
+  );
+  examples(
+    relationships
+      .command('delete <relationship>')
+      .description('delete a relationship (member values stay)')
+      .action(
+        action(async (ctx, ref: string) => {
+          const api = await ctx.api();
+          const id = await relationshipId(api, ref);
+          await ctx.confirm(`delete field relationship ${ref}`);
+          await ctx.done(await api.delete(`/fields/relationships/${id}`), `Deleted field relationship ${id}.`);
+        }),
+      ),
+    ['amsg fields relationships delete "Region → Office" --yes'],
+  );
+}
+
 export function register(fields: Command) {
+  registerRelationships(fields.command('relationships'));
 
   examples(
     fields

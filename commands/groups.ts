@@ -145,7 +145,8 @@ export function register(groups: Command) {
           const id = await groupId(api, ctx, ref);
           const status = o.status ? statusLetter(o.status, ['a', 'e', 'f', 'o']) : undefined;
           await ctx.confirm(`remove ${status ? `members with status ${status}` : 'every member'} from group ${id}`);
-          await ctx.done(await api.delete(`/groups/${id}/members`, { member_status_id: status }), `Cleared group ${id}.`);
+          const removed = await api.delete<number>(`/groups/${id}/members`, { member_status_id: status });
+          await ctx.done(removed, `Removed ${removed} member(s) from group ${id}.`);
         }),
       ),
     ['amsg groups clear Newsletter --status o --yes'],

@@ -9,8 +9,9 @@ export function register(serve: Command) {
       .option('--rate-limit <n>', 'requests per API key per minute (off by default)')
       .option('--seed <files...>', 'seed the database from fixture files before listening (see amsg seed)')
       .option('--snapshot <file>', 'start from a snapshot (amsg db snapshot): its contents replace the database first')
+      .option('--strict', 'answer 400 for query and body parameters an operation does not know (ignored and logged by default)')
       .action(
-        action(async (ctx, o: { host: string; port: string; rateLimit?: string; seed?: string[]; snapshot?: string }) => {
+        action(async (ctx, o: { host: string; port: string; rateLimit?: string; seed?: string[]; snapshot?: string; strict?: boolean }) => {
           if (!/^\d+$/.test(o.port) || Number(o.port) > 65535) throw new UsageError(`--port must be 0-65535, got "${o.port}"`);
           if (o.rateLimit !== undefined && !/^[1-9]\d*$/.test(o.rateLimit))
             throw new UsageError(`--rate-limit must be a positive whole number, got "${o.rateLimit}"`);
@@ -33,6 +34,7 @@ export function register(serve: Command) {
             rateLimit: o.rateLimit ? Number(o.rateLimit) : undefined,
             resetTo: o.seed ? undefined : o.snapshot,
             keepStartingState: !!o.seed,
+            strict: o.strict,
           });
           const keys = created ?? server.created;
           if (keys) ctx.note(`created ${db}; API key (shown only now): ${keys.public_key}:${keys.private_key}`);
@@ -54,6 +56,7 @@ export function register(serve: Command) {
       'amsg serve --db /tmp/sandbox.db --port 0 --rate-limit 600',
       'amsg serve --db /tmp/ci.db --port 0 --seed fixtures/ci.yaml     # POST /_sandbox/reset goes back to the seeded state',
       'amsg serve --db /tmp/ci.db --snapshot seeded.db',
+      'amsg serve --strict                                             # unknown parameters are 400s, not ignored',
     ],
   );
 }

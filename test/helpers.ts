@@ -37,7 +37,7 @@ export const WRITER_SCRIPT = fileURLToPath(new URL('../dist/import-writer-thread
  * writer's thread, as in the built CLI and `amsg serve`. With `trace`, `capture` can
  * collect the statements a call runs (off by default: expanding every statement costs).
  */
-export function makeService(now = T0, opts: { importWriter?: boolean; trace?: boolean } = {}): TestService {
+export function makeService(now = T0, opts: { importWriter?: boolean; trace?: boolean; strict?: boolean } = {}): TestService {
   const dir = mkdtempSync(join(tmpdir(), 'amsg-test-'));
   const file = join(dir, 'amsg.db');
   // Statements are collected only while a capture runs.
@@ -47,7 +47,7 @@ export function makeService(now = T0, opts: { importWriter?: boolean; trace?: bo
   // Without the standard fields, so each test defines exactly the fields it uses.
   initialize(db, clock, { standardFields: false });
   const writer = opts.importWriter ? new ImportWriter(file, WRITER_SCRIPT) : undefined;
-  const router = new Router(db, clock, undefined, writer);
+  const router = new Router(db, clock, undefined, writer, { strict: opts.strict });
   const actor = localActor(db, 1);
   return {
     db,

@@ -1,5 +1,6 @@
 /** Service records to the spec's wire shapes. */
 import type { FieldRecord } from '../service/fields.js';
+import type { RelationshipRecord } from '../service/field-relationships.js';
 import type { GroupRecord } from '../service/groups.js';
 import type { MemberRecord, MemberStatus } from '../service/members.js';
 import type { ImportRecord } from '../service/imports/index.js';
@@ -117,3 +118,5 @@ export const memberImport = (i: ImportRecord) => ({
   add_only: i.add_only,
   group_ids: i.group_ids,
 });
+
+export const relationship = (r: RelationshipRecord) => ({ ...r, created_at: atD(r.created_at) });

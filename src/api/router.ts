@@ -5,7 +5,7 @@ import type { Actor, Ctx } from '../service/context.js';
 import type { ImportWriter } from '../service/import-writer.js';
 import { accountAccessible, ACCESS_NEEDS, mayCall } from '../service/accounts.js';
 import { ApiError } from '../errors.js';
-import { boundedJson, idText, invalid, object } from './schema.js';
+import { boundedJson, idText, invalid, object, parseLenient } from './schema.js';
 import type { Method, RawBody, Route } from './route.js';
 import { ROUTES } from './routes/index.js';
 import { openapiDocument } from './openapi.js';
@@ -33,6 +33,16 @@ export interface ApiResponse {
   raw?: RawBody;
   /** Extra HTTP headers (the local transport has no use for them). */
   headers?: Record<string, string>;
+  /** Query and body keys the operation does not know and ignored (named in IGNORED_HEADER). */
+  ignored?: string[];
+}
+
+/** The response header that names the request's ignored parameters, so a typo stays visible. */
+export const IGNORED_HEADER = 'x-amsg-ignored-parameters';
+
+export interface RouterOptions {
+  /** Unknown query and body keys are a 400 (`amsg serve --strict`), as they were before the real clients ran here. */
+  strict?: boolean;
 }
 
 const NO_INPUT = object({});
@@ -61,6 +71,7 @@ export class Router {
     readonly routes: Route[] = ROUTES,
     /** Writes streamed-import batches on its own thread (none: they are written here). */
     readonly importWriter?: ImportWriter,
+    readonly options: RouterOptions = {},
   ) {
     for (const route of routes) {
       const names: string[] = [];
@@ -118,14 +129,28 @@ export class Router {
         { operation: route.op, access: route.access },
       );
     const { account_id: _account, parent_account_id: _parent, ...params } = rawParams;
-    const input = {
-      ctx,
-      params: route.params ? route.params.parse(params, '') : params,
-      query: (route.query ?? NO_INPUT).parse(req.query, ''),
-      body: route.body ? route.body.parse(bodyOf(req), '') : {},
-    };
-    const result = route.handler(input);
-    return result instanceof Promise ? result.then(answer) : answer(result);
+    const { value: input, ignored } = parseLenient(
+      () => ({
+        ctx,
+        params: route.params ? route.params.parse(params, '') : params,
+        query: (route.query ?? NO_INPUT).parse(req.query, ''),
+        body: route.body ? route.body.parse(bodyOf(req), '') : {},
+      }),
+      !!this.options.strict,
+    );
+    if (!ignored.length) {
+      const result = route.handler(input);
+      return result instanceof Promise ? result.then(answer) : answer(result);
+    }
+    // The ignored keys are named on every answer, an error too: a typo may be its cause.
+    const named = (r: ApiResponse): ApiResponse => ({ ...r, ignored, headers: { ...r.headers, [IGNORED_HEADER]: ignored.join(', ') } });
+    let result: unknown;
+    try {
+      result = route.handler(input);
+    } catch (err) {
+      return named(errorResponse(err));
+    }
+    return result instanceof Promise ? result.then(answer, errorResponse).then(named) : named(answer(result));
   }
 
   private context(actor: Actor, accountText: string | undefined): Ctx {
@@ -162,16 +187,19 @@ function decodeSegment(segment: string, path: string): string {
  * does not recurse, but the checks and messages after it do).
  */
 function bodyOf(req: ApiRequest): unknown {
-  return boundedJson(req.json !== undefined ? req.json : parseBody(req.body), '');
+  return boundedJson(req.json !== undefined && req.json !== null ? req.json : parseBody(req.body), '');
 }
 
+/** An empty body and a JSON null are `{}`: the real service's clients send both for "no parameters". */
 function parseBody(text: string | undefined): unknown {
   if (text === undefined || text.trim() === '') return {};
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (err) {
     throw invalid('', `request body is not valid JSON (${(err as Error).message})`);
   }
+  return value === null ? {} : value;
 }
 
 function answer(result: unknown): ApiResponse {

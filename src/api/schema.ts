@@ -18,6 +18,8 @@ export interface Schema<T> {
   parse(value: unknown, path: string): T;
   json(): JsonSchema;
   readonly optional?: boolean;
+  /** Takes JSON null as a value of its own (the spec's "or null"). */
+  readonly nullable?: boolean;
 }
 
 export type Infer<S> = S extends Schema<infer T> ? T : never;
@@ -180,12 +182,25 @@ export const intText = (opts: { min?: number } = {}) =>
 /** The `start`/`end` window of a list (zero-based, [start, end)); spread into a query object. Checked together by windowOf. */
 export const windowParams = () => ({ start: optional(intText({ min: 0 })), end: optional(intText({ min: 0 })) });
 
-/** Query booleans: true or 1, false or 0 (the spec's "true or 1"). A bare `?flag` is true. */
+/**
+ * Query booleans: true or 1, false or 0 (the spec's "true or 1"), in any case: the real
+ * service documents its flags as "Accepts True or 1", and Python's clients write `True`.
+ * A bare `?flag` is true.
+ */
 export const flag = () =>
   schema<boolean>({ type: 'boolean' }, (v, path) => {
-    if (v === 'true' || v === '1' || v === '') return true;
-    if (v === 'false' || v === '0') return false;
+    const text = typeof v === 'string' ? v.toLowerCase() : v;
+    if (text === 'true' || text === '1' || text === '') return true;
+    if (text === 'false' || text === '0') return false;
     throw invalid(path, `must be true, 1, false or 0, got ${describe(v)}`);
+  });
+
+/** Query ids, comma-separated (e.g. import_ids=1,2). */
+export const idList = () =>
+  schema<number[]>({ type: 'string', description: 'comma-separated ids' }, (v, path) => {
+    const items = typeof v === 'string' ? v.split(',').map((x) => x.trim()).filter(Boolean) : [];
+    if (!items.length) throw invalid(path, 'must be a comma-separated list of ids, such as 1,2');
+    return items.map((item) => idText().parse(item, path));
   });
 
 /** A comma-separated list of letters from a fixed set, e.g. mailing_statuses=p,a. */
@@ -201,11 +216,16 @@ export const letterList = <const T extends string>(values: readonly T[]) =>
 
 // ---------------------------------------------------------------- composites
 
+/**
+ * A parameter that may be left out. An explicit JSON null is "not given" too: some of
+ * the real service's clients serialize unset parameters as null. Where the spec says
+ * "or null", a `nullable` inside this takes the null as a value of its own.
+ */
 export function optional<T>(inner: Schema<T>): Schema<T | undefined> {
   return {
     optional: true,
     json: () => inner.json(),
-    parse: (v, path) => (v === undefined ? undefined : inner.parse(v, path)),
+    parse: (v, path) => (v === undefined || (v === null && !inner.nullable) ? undefined : inner.parse(v, path)),
   };
 }
 
@@ -213,6 +233,7 @@ export function optional<T>(inner: Schema<T>): Schema<T | undefined> {
 export function nullable<T>(inner: Schema<T>): Schema<T | null> {
   return {
     optional: inner.optional,
+    nullable: true,
     json: () => ({ anyOf: [inner.json(), { type: 'null' }] }),
     parse: (v, path) => (v === null ? null : inner.parse(v, path)),
   };
@@ -222,7 +243,7 @@ export function withDefault<T>(inner: Schema<T>, fallback: T): Schema<T> {
   return {
     optional: true,
     json: () => ({ ...inner.json(), default: fallback }),
-    parse: (v, path) => (v === undefined ? fallback : inner.parse(v, path)),
+    parse: (v, path) => (v === undefined || v === null ? fallback : inner.parse(v, path)),
   };
 }
 
@@ -268,10 +289,32 @@ export type ObjectOf<S extends Shape> = { [K in Exclude<keyof S, OptionalKeys<S>
 };
 
 /**
- * An object with known keys. Unknown keys are rejected by default: a misspelled
- * parameter that is silently ignored is how support staff make mistakes.
+ * Where the request being parsed collects the body keys it ignores (null: an unknown
+ * key is a 400). Parsing is synchronous, so one request's keys never mix with another's.
  */
-export function object<S extends Shape>(shape: S, opts: { allowUnknown?: boolean } = {}): Schema<ObjectOf<S>> {
+let ignoredKeys: string[] | null = null;
+
+/**
+ * Parses with unknown object keys ignored and collected (the real service ignores
+ * parameters it does not know, and its own clients send some), unless `strict`.
+ */
+export function parseLenient<T>(parse: () => T, strict: boolean): { value: T; ignored: string[] } {
+  const previous = ignoredKeys;
+  const ignored: string[] = [];
+  ignoredKeys = strict ? null : ignored;
+  try {
+    return { value: parse(), ignored };
+  } finally {
+    ignoredKeys = previous;
+  }
+}
+
+/**
+ * An object with known keys. An unknown key is ignored and named (see parseLenient)
+ * when the Router parses a request leniently; `strict` keeps it a 400 always, where
+ * the spec makes it one.
+ */
+export function object<S extends Shape>(shape: S, opts: { allowUnknown?: boolean; strict?: boolean } = {}): Schema<ObjectOf<S>> {
   const required = Object.keys(shape).filter((k) => !shape[k].optional);
   return {
     json: () => ({
@@ -288,8 +331,10 @@ export function object<S extends Shape>(shape: S, opts: { allowUnknown?: boolean
       const prefix = path ? `${path}.` : '';
       if (!opts.allowUnknown)
         for (const key of Object.keys(input))
-          if (!(key in shape))
-            throw invalid(`${prefix}${key}`, `unknown parameter (expected one of: ${Object.keys(shape).join(', ') || 'none'})`);
+          if (!(key in shape)) {
+            if (ignoredKeys && !opts.strict) ignoredKeys.push(`${prefix}${key}`);
+            else throw invalid(`${prefix}${key}`, `unknown parameter (expected one of: ${Object.keys(shape).join(', ') || 'none'})`);
+          }
       for (const [key, s] of Object.entries(shape)) {
         const value = input[key];
         if (value === undefined && !s.optional) throw invalid(`${prefix}${key}`, 'is required');

@@ -23,6 +23,7 @@ export interface ServeRequest {
   resetTo?: string;
   /** Take a snapshot of the database as it is at start, for `POST /_sandbox/reset` (after `--seed`). */
   keepStartingState?: boolean;
+  strict?: boolean;
 }
 
 /**
@@ -54,6 +55,7 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
     rateLimit: req.rateLimit,
     importWriter,
     sandboxReset: resetTo ? () => restoreSnapshot(resetTo, req.db) : undefined,
+    strict: req.strict,
   });
   // Due jobs run in the background, in short slices so requests are not held up:
   // a slice holds the event loop (and every request waiting on it) for its whole

@@ -37,6 +37,10 @@ export interface ServeOptions {
   importWriter?: ImportWriter;
   /** Puts the database back in the state the server started with (`POST /_sandbox/reset`); absent: there is none. */
   sandboxReset?: () => Promise<void>;
+  /** Unknown query and body keys answer 400 instead of being ignored (`amsg serve --strict`). */
+  strict?: boolean;
+  /** Where the log lines go (ignored parameters); stderr by default. */
+  log?: (line: string) => void;
 }
 
 /** The sandbox-only route: not part of the service's interface, so not in the route table or openapi.json. */
@@ -213,7 +217,8 @@ function credentials(header: string | undefined): [string, string] | undefined {
 
 /** The service on HTTP: Basic auth with key pairs, JSON bodies whatever the Content-Type, JSON errors. */
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
-  const router = new Router(opts.db, opts.clock, undefined, opts.importWriter);
+  const router = new Router(opts.db, opts.clock, undefined, opts.importWriter, { strict: opts.strict });
+  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const limiter = opts.rateLimit ? new RateLimiter(opts.rateLimit) : undefined;
   const openapi = JSON.stringify(openapiDocument(router.routes, VERSION));
   const lingering = new Set<http.IncomingMessage>();
@@ -226,11 +231,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   /** Routes an authenticated request and writes the answer (in this tick when the handler is synchronous). */
   const answer = (req: http.IncomingMessage, res: http.ServerResponse, request: ApiRequest) => {
     const pending = router.handle(request);
-    if (!(pending instanceof Promise)) return void respond(res, pending);
-    pending.then((result) => respond(res, result)).catch((err) => fail(res, err));
+    if (!(pending instanceof Promise)) return void respond(res, pending, request);
+    pending.then((result) => respond(res, result, request)).catch((err) => fail(res, err));
   };
 
-  const respond = (res: http.ServerResponse, result: ApiResponse) => {
+  const respond = (res: http.ServerResponse, result: ApiResponse, request: ApiRequest) => {
+    // A misspelled parameter is ignored, as the real service does: the log says so.
+    if (result.ignored) log(`${request.method} ${request.path}: ignored unknown parameters ${result.ignored.join(', ')} (amsg serve --strict refuses them)`);
     if (!result.raw) return send(res, result, result.headers);
     const raw = result.raw;
     res.writeHead(200, {
@@ -288,7 +295,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         return answerUnread(req, res, { status: 403, body: { error: 'Rate Limit Exceeded' } }, { 'retry-after': String(wait) }, lingering);
       if (rawPath === SANDBOX_RESET_PATH) return sandboxReset(req, res, actor.role);
       const query: Record<string, string> = {};
-      if (q >= 0) for (const [k, v] of new URLSearchParams(target.slice(q + 1))) query[k] = v;
+      // A repeated key (import_ids=1&import_ids=2, as Python's requests writes a list) is one comma list.
+      if (q >= 0) for (const [k, v] of new URLSearchParams(target.slice(q + 1))) query[k] = Object.hasOwn(query, k) ? `${query[k]},${v}` : v;
       const request = { method: req.method ?? 'GET', path: rawPath, query, body: '', actor };
       // Most GETs carry no body at all: skip the read loop for them.
       if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined)

@@ -152,6 +152,7 @@ export function updateField(ctx: Ctx, fieldId: number, input: FieldInput): numbe
     // Moving to a widget that takes no options drops the old ones.
     if (input.options === undefined && !WIDGETS_WITH_OPTIONS.includes(next.widget_type)) next.options = null;
     checkDefinition(next);
+    keepRelationshipOptions(ctx, next);
     if (input.shortcut_name) assertNameFree(ctx, input.shortcut_name, fieldId);
     stmt(
       ctx.db,
@@ -180,6 +181,30 @@ function fieldEvent(ctx: Ctx, fieldId: number, extra: object = {}) {
   return { field: { field_id: f.field_id, shortcut_name: f.shortcut_name, display_name: f.display_name, field_type: f.field_type }, ...extra };
 }
 
+/** The relationship a field belongs to, as parent or child (a field belongs to one at most). */
+function relationshipOf(ctx: Ctx, fieldId: number): RelationshipRow | undefined {
+  return stmt(ctx.db, 'SELECT * FROM field_relationships WHERE account_id = ? AND (parent_field_id = ? OR child_field_id = ?)').get(
+    ctx.accountId,
+    fieldId,
+    fieldId,
+  ) as RelationshipRow | undefined;
+}
+
+/** A field in a relationship keeps the options the relationship names (change the relationship first). */
+function keepRelationshipOptions(ctx: Ctx, next: FieldRecord) {
+  const rel = relationshipOf(ctx, next.field_id);
+  if (!rel) return;
+  const map = JSON.parse(rel.options) as Record<string, string[]>;
+  const used = new Set(rel.parent_field_id === next.field_id ? Object.keys(map) : Object.values(map).flat());
+  const kept = new Set(next.options ?? []);
+  const lost = [...used].filter((o) => !kept.has(o));
+  if (lost.length || !kept.size)
+    throw badRequest(
+      `options: field ${next.shortcut_name} is in relationship ${rel.relationship_id} ("${rel.relationship_name}"), which uses ${lost.length ? lost.map((o) => `"${o}"`).join(', ') : 'its options'}; change or delete the relationship first`,
+      { field: 'options' },
+    );
+}
+
 const stripUndefined = <T extends object>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
@@ -191,10 +216,19 @@ function fieldHasValues(ctx: Ctx, fieldId: number): boolean {
   ).get(ctx.accountId, `$."${fieldId}"`);
 }
 
-/** Deletes a field and its values (a later field of the same name starts empty). */
+/**
+ * Deletes a field and its values (a later field of the same name starts empty). A field
+ * in a relationship is refused: the relationship goes first, so no rule disappears unseen.
+ */
 export function deleteField(ctx: Ctx, fieldId: number): true {
   return inTransaction(ctx.db, () => {
-    getField(ctx, fieldId);
+    const field = getField(ctx, fieldId);
+    const rel = relationshipOf(ctx, fieldId);
+    if (rel)
+      throw badRequest(
+        `field_id: field ${field.shortcut_name} is in relationship ${rel.relationship_id} ("${rel.relationship_name}"); delete the relationship first`,
+        { field: 'field_id' },
+      );
     clearValues(ctx, fieldId);
     stmt(ctx.db, 'UPDATE fields SET deleted_at = ? WHERE field_id = ?').run(stamp(ctx.clock.now()), fieldId);
     emitEvent(ctx, 'field_delete', () => fieldEvent(ctx, fieldId));
@@ -223,16 +257,93 @@ function clearValues(ctx: Ctx, fieldId: number) {
 
 // ---------------------------------------------------------------- member values
 
-/** The live fields of an account by lower-cased shortcut name and by id, for member reads and writes. */
+/** A field relationship as the checks of member values use it. */
+export interface RelationshipRule {
+  relationship_id: number;
+  relationship_name: string;
+  parent: FieldRecord;
+  child: FieldRecord;
+  /** Each parent option's allowed child options (a parent option not here allows none). */
+  allowed: Map<string, Set<string>>;
+}
+
+/** A row of field_relationships (migration 020). */
+export interface RelationshipRow {
+  relationship_id: number;
+  account_id: number;
+  relationship_name: string;
+  parent_field_id: number;
+  child_field_id: number;
+  options: string;
+  created_at: string;
+}
+
+export function listRelationshipRows(ctx: Ctx): RelationshipRow[] {
+  return stmt(ctx.db, 'SELECT * FROM field_relationships WHERE account_id = ? ORDER BY relationship_id').all(
+    ctx.accountId,
+  ) as RelationshipRow[];
+}
+
+/**
+ * Why a member's parent and child values break a relationship, or undefined when they
+ * do not (either one empty is no conflict). Multi-option values: each child option must
+ * be allowed by one of the parent's.
+ */
+export function relationshipProblem(rule: RelationshipRule, parentValue: unknown, childValue: unknown): string | undefined {
+  if (parentValue === null || parentValue === undefined || childValue === null || childValue === undefined) return undefined;
+  // One option each (select one, radio): a lookup, no arrays (an import checks every row).
+  if (typeof parentValue === 'string' && typeof childValue === 'string' && rule.allowed.get(parentValue)?.has(childValue)) return undefined;
+  const parents = (Array.isArray(parentValue) ? parentValue : [parentValue]) as string[];
+  const children = (Array.isArray(childValue) ? childValue : [childValue]) as string[];
+  let bad: string | undefined;
+  for (const c of children) if (!parents.some((p) => rule.allowed.get(p)?.has(c))) bad ??= c;
+  if (bad === undefined) return undefined;
+  const allows = parents
+    .map((p) => `"${p}" allows ${[...(rule.allowed.get(p) ?? [])].map((c) => `"${c}"`).join(', ') || 'no value'}`)
+    .join('; ');
+  return `"${bad}" is not allowed when ${rule.parent.shortcut_name} is ${parents.map((p) => `"${p}"`).join(', ')} (relationship "${rule.relationship_name}": ${allows})`;
+}
+
+/** The live fields of an account by lower-cased shortcut name and by id, and their relationships, for member reads and writes. */
 export class FieldCatalog {
   readonly byName = new Map<string, FieldRecord>();
   readonly byId = new Map<number, FieldRecord>();
+  readonly relationships: RelationshipRule[] = [];
 
-  constructor(fields: FieldRecord[]) {
+  constructor(fields: FieldRecord[], private readonly relationshipRows: RelationshipRow[] = []) {
     for (const f of fields) {
       this.byName.set(f.shortcut_name.toLowerCase(), f);
       this.byId.set(f.field_id, f);
     }
+    for (const r of relationshipRows) {
+      const parent = this.byId.get(r.parent_field_id);
+      const child = this.byId.get(r.child_field_id);
+      if (!parent || !child) continue;
+      const options = JSON.parse(r.options) as Record<string, string[]>;
+      const allowed = new Map(Object.entries(options).map(([p, cs]) => [p, new Set(cs)]));
+      this.relationships.push({ relationship_id: r.relationship_id, relationship_name: r.relationship_name, parent, child, allowed });
+    }
+  }
+
+  /**
+   * Checks a member's values after a write (`values`, by field id) against each
+   * relationship whose parent or child the write `changed`: a 400 naming the child
+   * field, the parent's value and what it allows.
+   */
+  checkRelationships(values: Record<string, unknown>, changed: Record<string, unknown>, path = 'fields') {
+    for (const rule of this.relationships) {
+      if (!(rule.parent.field_id in changed) && !(rule.child.field_id in changed)) continue;
+      const problem = relationshipProblem(rule, values[rule.parent.field_id], values[rule.child.field_id]);
+      if (problem) {
+        const at = path ? `${path}.${rule.child.shortcut_name}` : rule.child.shortcut_name;
+        throw badRequest(`${at}: ${problem}`, { field: at });
+      }
+    }
+  }
+
+  /** The live required fields: a signup form must fill each. */
+  get required(): FieldRecord[] {
+    return [...this.byId.values()].filter((f) => f.required);
   }
 
   private text?: string;
@@ -242,17 +353,23 @@ export class FieldCatalog {
    * alike (the import writer compares the one rows were checked against with its own).
    */
   get signature(): string {
-    return (this.text ??= JSON.stringify([...this.byId.values()]));
+    return (this.text ??= JSON.stringify([[...this.byId.values()], this.relationshipRows]));
   }
 
   /** The account's catalog, read again only after the database changed (every member read needs it). */
   static of(ctx: Ctx): FieldCatalog {
-    return memoOnTables(ctx.db, ['fields'], `fields:${ctx.accountId}`, () => new FieldCatalog(listFields(ctx)));
+    return memoOnTables(
+      ctx.db,
+      ['fields', 'field_relationships'],
+      `fields:${ctx.accountId}`,
+      () => new FieldCatalog(listFields(ctx), listRelationshipRows(ctx)),
+    );
   }
 
   /**
    * Validates `{shortcut_name: value}` against the field types and answers the
-   * changes keyed by field id (null removes a value). Unknown names are a 400.
+   * changes keyed by field id (null removes a value). Unknown names are a 400, and so
+   * is emptying a required field.
    */
   toStored(values: Record<string, unknown>, path = 'fields'): Record<string, unknown> {
     const out: Record<string, unknown> = {};
@@ -262,7 +379,10 @@ export class FieldCatalog {
         throw badRequest(`${path}.${name}: unknown field "${name}" (define it with amsg fields create)`, {
           field: `${path}.${name}`,
         });
-      out[field.field_id] = value === null || value === '' ? null : coerceValue(field, value, `${path}.${name}`);
+      if (value === null || value === '') {
+        if (field.required) throw requiredCleared(field, `${path}.${name}`);
+        out[field.field_id] = null;
+      } else out[field.field_id] = coerceValue(field, value, `${path}.${name}`);
     }
     return out;
   }
@@ -280,6 +400,10 @@ export class FieldCatalog {
     return out;
   }
 }
+
+/** A required field may be left out of a write, but not emptied by one (README: choices). */
+export const requiredCleared = (field: FieldRecord, path: string) =>
+  badValue(path, `${field.shortcut_name} is a required field; it cannot be emptied`);
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 

@@ -799,11 +799,23 @@ function contentOf(ctx: Ctx, m: MailingRow): MailingRow {
  * recipients get a new mailing with the same content, sent at once; addresses not
  * in the audience join it with status f.
  */
+/**
+ * A forward's note above the content it forwards, as text (a tag-like `[%` in it is
+ * only text: the note is the member's words, not a template).
+ */
+function withNote(body: string | null, note: string | undefined, kind: 'html' | 'text'): string | null {
+  if (!note || body === null) return body;
+  const text = note.replaceAll('[%', '[ %');
+  if (kind === 'text') return `${text}\n\n${body}`;
+  const html = text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+  return `<p class="forward-note">${html}</p>\n${body}`;
+}
+
 export function forwardMailing(
   ctx: Ctx,
   mailingId: number,
   memberId: number,
-  input: { recipient_emails?: string[]; heads_up_emails?: string[] },
+  input: { recipient_emails?: string[]; heads_up_emails?: string[]; note?: string },
 ): { mailing_id: number } {
   return inTransaction(ctx.db, () => {
     const original = mailingRow(ctx, mailingId);
@@ -824,8 +836,8 @@ export function forwardMailing(
         subject: content.subject,
         sender: original.sender,
         reply_to: original.reply_to,
-        html_body: content.html_body,
-        plaintext: content.plaintext,
+        html_body: withNote(content.html_body, input.note, 'html'),
+        plaintext: withNote(content.plaintext, input.note, 'text'),
         plaintext_only: content.plaintext_only === 1,
         recipient_member_ids: recipients,
         heads_up_emails: input.heads_up_emails,

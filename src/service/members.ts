@@ -390,12 +390,14 @@ export function smsColumns(
   return cols;
 }
 
-function mergeValues(stored: string, changes: Record<string, unknown>): string {
+/** The stored values after the changes; with a catalog, checked against the field relationships the changes touch. */
+function mergeValues(stored: string, changes: Record<string, unknown>, catalog?: FieldCatalog): string {
   const values = JSON.parse(stored) as Record<string, unknown>;
   for (const [id, v] of Object.entries(changes)) {
     if (v === null) delete values[id];
     else values[id] = v;
   }
+  catalog?.checkRelationships(values, changes);
   return JSON.stringify(values);
 }
 
@@ -459,7 +461,8 @@ export interface AddInput {
  */
 export function addMember(ctx: Ctx, input: AddInput): { member_id: number; added: boolean; status: MemberStatus } {
   return inTransaction(ctx.db, () => {
-    const values = FieldCatalog.of(ctx).toStored(input.fields ?? {});
+    const catalog = FieldCatalog.of(ctx);
+    const values = catalog.toStored(input.fields ?? {});
     if (input.group_ids) requireGroups(ctx, input.group_ids);
     const now = stamp(ctx.clock.now());
     const existing = rowByEmail(ctx, input.email);
@@ -467,11 +470,14 @@ export function addMember(ctx: Ctx, input: AddInput): { member_id: number; added
     if (existing) {
       memberId = existing.member_id;
       const cols: Record<string, unknown> = smsColumns(now, existing, input.sms, input.phone_number);
-      if (Object.keys(values).length) cols.field_values = mergeValues(existing.field_values, values);
+      if (Object.keys(values).length) cols.field_values = mergeValues(existing.field_values, values, catalog);
       if (existing.deleted_at) cols.deleted_at = null;
       if (Object.keys(cols).length) updateColumns(ctx, memberId, cols);
+      // An explicit add makes a contact that a forward created an ordinary active member (the real service's rule).
+      if (existing.member_status_id === 'f') setStatusWhere(ctx, 'a', 'member_id = ?', [memberId]);
       if (Object.keys(cols).length) emitEvent(ctx, 'member_update', () => ({ changed: changedParts(cols), ...memberList(ctx, [memberId]) }));
     } else {
+      catalog.checkRelationships(values, values);
       memberId = insertMember(ctx, input.email, values, smsColumns(now, undefined, input.sms, input.phone_number));
       emitEvent(ctx, 'member_add', () => memberList(ctx, [memberId]));
     }
@@ -500,9 +506,11 @@ export function signup(ctx: Ctx, input: SignupInput): { member_id: number; statu
       throw badRequest(`opt_in_message: must contain the tags ${missing.join(', ')}`, { field: 'opt_in_message' });
   }
   return inTransaction(ctx.db, () => {
+    requireSignupFields(ctx, input.fields);
     requireGroups(ctx, input.group_ids);
     const existing = rowByEmail(ctx, input.email);
-    if (existing && !existing.deleted_at) {
+    // A forwarded contact who signs up becomes an active member (addMember), never answers f.
+    if (existing && !existing.deleted_at && existing.member_status_id !== 'f') {
       const current = new Set(
         (stmt(ctx.db, 'SELECT member_group_id FROM group_members WHERE member_id = ?').all(existing.member_id) as {
           member_group_id: number;
@@ -515,6 +523,20 @@ export function signup(ctx: Ctx, input: SignupInput): { member_id: number; statu
     emitEvent(ctx, 'member_signup', () => ({ group_ids: [...new Set(input.group_ids)], added, ...memberList(ctx, [member_id]) }));
     return { member_id, status };
   });
+}
+
+/** A signup is a form: it must fill every required field, as the real service's signup forms make it. */
+function requireSignupFields(ctx: Ctx, fields: Record<string, unknown> | undefined) {
+  const given = new Set(
+    Object.entries(fields ?? {})
+      .filter(([, v]) => v !== null && v !== undefined && v !== '')
+      .map(([name]) => name.toLowerCase()),
+  );
+  const missing = FieldCatalog.of(ctx).required.filter((f) => !given.has(f.shortcut_name.toLowerCase()));
+  if (missing.length)
+    throw badRequest(`fields.${missing[0].shortcut_name}: is required on a signup (missing: ${missing.map((f) => f.shortcut_name).join(', ')})`, {
+      field: `fields.${missing[0].shortcut_name}`,
+    });
 }
 
 export interface UpdateInput {
@@ -530,7 +552,10 @@ export function updateMember(ctx: Ctx, memberId: number, input: UpdateInput): tr
   return inTransaction(ctx.db, () => {
     const row = memberRow(ctx, memberId);
     const cols: Record<string, unknown> = smsColumns(stamp(ctx.clock.now()), row, input.sms, input.phone_number);
-    if (input.fields) cols.field_values = mergeValues(row.field_values, FieldCatalog.of(ctx).toStored(input.fields));
+    if (input.fields) {
+      const catalog = FieldCatalog.of(ctx);
+      cols.field_values = mergeValues(row.field_values, catalog.toStored(input.fields), catalog);
+    }
     if (input.email !== undefined && input.email !== row.email) {
       const other = rowByEmail(ctx, input.email);
       if (other)
@@ -595,10 +620,15 @@ function purgeWhere(ctx: Ctx, where: string, params: unknown[]): number {
   return n;
 }
 
-/** POST /members/purge: erases the listed members, live or archived. Unknown ids are a 404 and erase nothing. */
+/**
+ * POST /members/purge: erases the listed members, live or archived. An unknown id is
+ * a 400 naming it (the spec lists only 400 for this operation) and erases nothing.
+ */
 export function purgeMembers(ctx: Ctx, memberIds: number[]): true {
   inTransaction(ctx.db, () => {
-    requireMembers(ctx, memberIds);
+    const exists = stmt(ctx.db, 'SELECT 1 FROM members WHERE account_id = ? AND member_id = ?');
+    const unknown = memberIds.filter((id) => !exists.get(ctx.accountId, id));
+    if (unknown.length) throw badRequest(`member_ids: no member ${unknown.join(', ')}`, { field: 'member_ids' });
     purgeWhere(ctx, 'member_id IN (SELECT value FROM json_each(?))', [JSON.stringify(memberIds)]);
   });
   truncateWalAfterErasure(ctx.db);

@@ -147,18 +147,21 @@ export function removeMembersFromGroup(ctx: Ctx, groupId: number, memberIds: num
   });
 }
 
-/** DELETE /groups/{id}/members: empties the group, or removes only the members of one status. */
-export function removeAllFromGroup(ctx: Ctx, groupId: number, status?: MemberStatus): true {
+/**
+ * DELETE /groups/{id}/members: empties the group, or removes only the members of one status;
+ * answers how many members left it, as the real service documents.
+ */
+export function removeAllFromGroup(ctx: Ctx, groupId: number, status?: MemberStatus): number {
   return inTransaction(ctx.db, () => {
     getGroup(ctx, groupId);
     const leaving = membersWhere(ctx, ['member_remove_from_group'], '(? IS NULL OR member_status_id = ?) AND member_id IN (SELECT member_id FROM group_members WHERE member_group_id = ?)', [status ?? null, status ?? null, groupId]);
-    stmt(
+    const removed = stmt(
       ctx.db,
       `DELETE FROM group_members WHERE member_group_id = ?
           AND (? IS NULL OR member_id IN (SELECT member_id FROM members WHERE member_status_id = ?))`,
-    ).run(groupId, status ?? null, status ?? null);
+    ).run(groupId, status ?? null, status ?? null).changes;
     emitMembers(ctx, 'member_remove_from_group', leaving, { group_ids: [groupId] });
-    return true;
+    return removed;
   });
 }
 

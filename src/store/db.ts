@@ -84,7 +84,7 @@ export function openDb(file: string, opts: OpenOptions = {}): Db {
   if (opts.countTriggers !== false) installCountTriggers(db);
   // The field catalog (FieldCatalog.of) and the server's key check are memoized on
   // writes to the tables they read alone (memoOnTables), not on every write.
-  watchTables(db, ['fields', 'api_keys', 'users', 'webhooks']);
+  watchTables(db, ['fields', 'field_relationships', 'api_keys', 'users', 'webhooks']);
   return db;
 }
 

@@ -63,6 +63,13 @@ beforeAll(async () => {
   for (let i = 0; i < 1000 && advanceJobs(s.db, s.clock, 1_000); i++);
   const webhook = await ok(s, 'POST', '/1/webhooks', { body: { url: 'http://127.0.0.1:9/hook', event: 'member_add' } });
   await ok(s, 'POST', '/1/webhooks/trigger', { body: { event: 'member_add' } });
+  const region = await createField(s, { shortcut_name: 'region', field_type: 'text', widget_type: 'select one', options: ['EU', 'US'] });
+  const office = await createField(s, { shortcut_name: 'office', field_type: 'text', widget_type: 'radio', options: ['Oslo', 'Austin'] });
+  const relationship = (
+    await ok(s, 'POST', '/1/fields/relationships', {
+      body: { relationship_name: 'Region', parent_field_id: region, child_field_id: office, options: { EU: ['Oslo'] } },
+    })
+  ).relationship_id;
   Object.assign(ids, {
     parent_account_id: 1,
     subaccount_id: subaccount,
@@ -87,6 +94,7 @@ beforeAll(async () => {
     campaign_id: campaign,
     webhook_id: webhook,
     delivery_id: 1,
+    relationship_id: relationship,
   });
 });
 afterAll(() => s.close());

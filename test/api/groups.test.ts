@@ -246,18 +246,19 @@ describe('group members', () => {
     expect(groupMemberIds(s, g)).toEqual([1, 3]);
   });
 
-  it('DELETE members empties the group, or removes only one status', async () => {
+  it('DELETE members empties the group, or removes only one status, and answers how many left (as the real service)', async () => {
     await ok(s, 'PUT', `/1/groups/${g}/members`, { body: { member_ids: [1, 2, 3, 4] } });
     await setStatus(s, [2, 3], 'o');
     expect(await s.call('DELETE', `/1/groups/${g}/members`, { query: { member_status_id: 'o' } })).toEqual({
       status: 200,
-      body: true,
+      body: 2,
     });
     expect(groupMemberIds(s, g)).toEqual([1, 4]);
     expectFieldError(await s.call('DELETE', `/1/groups/${g}/members`, { query: { member_status_id: 'x' } }), 'member_status_id');
     expect(groupMemberIds(s, g)).toEqual([1, 4]);
-    expect(await ok(s, 'DELETE', `/1/groups/${g}/members`)).toBe(true);
+    expect(await ok(s, 'DELETE', `/1/groups/${g}/members`)).toBe(2);
     expect(groupMemberIds(s, g)).toEqual([]);
+    expect(await ok(s, 'DELETE', `/1/groups/${g}/members`)).toBe(0);
     // Members themselves are untouched.
     expect(countRows(s, 'members')).toBe(4);
   });

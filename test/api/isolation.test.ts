@@ -122,6 +122,10 @@ async function seed(actor: Actor, account: number, tag: string) {
   // A webhook first, so the writes below leave events and deliveries in its outbox.
   await call('POST', '/webhooks', { url: 'http://127.0.0.1:9/hook', event: 'member_add' });
   await call('POST', '/fields', { shortcut_name: `${tag}_city`, field_type: 'text', display_name: `${tag} city` });
+  // Two option fields and a relationship between them.
+  const region = await call('POST', '/fields', { shortcut_name: `${tag}_region`, field_type: 'text', display_name: 'Region', widget_type: 'select one', options: ['EU', 'US'] });
+  const office = await call('POST', '/fields', { shortcut_name: `${tag}_office`, field_type: 'text', display_name: 'Office', widget_type: 'radio', options: ['Oslo', 'Austin'] });
+  await call('POST', '/fields/relationships', { relationship_name: `${tag} region`, parent_field_id: region, child_field_id: office, options: { EU: ['Oslo'] } });
   const [gold] = (await call('POST', '/groups', { groups: [{ group_name: `${tag} gold` }, { group_name: `${tag} silver` }] })).map((g: any) => g.member_group_id);
   const members: number[] = [];
   for (let i = 0; i < 3; i++) members.push((await call('POST', '/members/add', { email: `${tag}${i}@example.org`, group_ids: [gold] })).member_id);

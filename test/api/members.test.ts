@@ -975,11 +975,11 @@ describe('POST /{account_id}/members/purge', () => {
     });
   });
 
-  it('an unknown id is a 404 and erases nothing', async () => {
+  it('an unknown id is a 400 naming it (the spec lists only 400 here) and erases nothing', async () => {
     await addMember(s, 'a@x.org');
     expect(await s.call('POST', '/1/members/purge', { body: { member_ids: [1, 2] } })).toEqual({
-      status: 404,
-      body: { error: 'member 2 not found' },
+      status: 400,
+      body: { error: 'member_ids: no member 2', field: 'member_ids' },
     });
     expect(countRows(s, 'members')).toBe(1);
   });

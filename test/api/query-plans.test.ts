@@ -229,6 +229,8 @@ const ROUTES: ListRoute[] = [
   { path: '/1/webhooks/deliveries', query: { webhook_id: '{webhook}' } },
   { path: '/1/webhooks/deliveries', query: { webhook_id: '{webhook}', status: 'p' } },
   { path: '/1/webhooks/deliveries', query: { count: 'true', status: 'p' } },
+  // Field relationships (a field belongs to one at most, so they are few).
+  { path: '/1/fields/relationships' },
 ];
 
 describe('list routes read in index order, without a sort or a scan of the audience', () => {

@@ -240,7 +240,7 @@ describe('saved searches: create, read, list, update, delete', () => {
     expect((await ok(s, 'GET', '/1/searches')).map((r: any) => r.search_id)).toEqual([1, 3]);
     expect(await ok(s, 'GET', '/1/searches', { query: { count: '1' } })).toBe(2);
     expectFieldError(await s.call('GET', '/1/searches', { query: { start: '2', end: '1' } }), 'end');
-    expectFieldError(await s.call('GET', '/1/searches', { query: { begin: '0' } }), 'begin');
+    expect((await s.call('GET', '/1/searches', { query: { begin: '0' } })).status).toBe(200);
   });
 
   it('updates the name, the criteria or both, answering true', async () => {
@@ -287,10 +287,9 @@ describe('saved searches: create, read, list, update, delete', () => {
     expect(countRows(s, 'searches')).toBe(3);
   });
 
-  it('refuses missing, unknown and mistyped body parameters', async () => {
+  it('refuses missing and mistyped body parameters (unknown ones are ignored: client-fidelity.test.ts)', async () => {
     expectFieldError(await s.call('POST', '/1/searches', { body: { name: 'X' } }), 'criteria');
     expectFieldError(await s.call('POST', '/1/searches', { body: { criteria: ['member_status_id', 'eq', 'a'] } }), 'name');
-    expectFieldError(await s.call('POST', '/1/searches', { body: { name: 'X', criteria: ['member_status_id', 'eq', 'a'], extra: 1 } }), 'extra');
     expect(await s.call('POST', '/1/searches', { body: { name: 'X', criteria: { group: 1 } } })).toEqual({
       status: 400,
       body: { error: 'criteria: must be a condition list such as ["group", "eq", "Gold"], or a string holding its JSON', field: 'criteria' },

@@ -304,7 +304,6 @@ describe('bad input gets a clear error and changes nothing', () => {
     ['a blank message', { message: '   ' }, 'message'],
     ['recipients that are not lists', { recipients: { groups: 3 } }, 'recipients.groups'],
     ['recipients that are not integers', { recipients: { members: ['1'] } }, 'recipients.members[0]'],
-    ['an unknown key', { colour: 'red' }, 'colour'],
     ['a non-boolean flag', { is_promotional: 'yes' }, 'is_promotional'],
     ['a date like 2026-13-01', { scheduled_at: '2026-13-01T00:00:00Z' }, 'scheduled_at'],
     ['a media_url that is not a URL', { media_url: 'cat.png' }, 'media_url'],

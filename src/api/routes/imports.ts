@@ -38,6 +38,17 @@ const rowsInput = (b: { members?: Record<string, unknown>[]; columns?: string[];
   return { columns: b.columns, rows: b.rows };
 };
 
+/**
+ * A member row with its values nested under `fields`, as the real service's Python
+ * client sends them ({email, fields: {first_name: …}}), as the spec's flat row.
+ */
+const flatMember = (row: Record<string, unknown>): Record<string, unknown> => {
+  const nested = row.fields;
+  if (!nested || typeof nested !== 'object' || Array.isArray(nested)) return row;
+  const { fields: _nested, ...rest } = row;
+  return { ...rest, ...(nested as Record<string, unknown>) };
+};
+
 const toOptions = (b: { criteria?: { sms?: ImportOptions['sms'] } } & Omit<ImportOptions, 'sms'>): ImportOptions => {
   const { criteria, ...rest } = b;
   return { ...rest, sms: criteria?.sms };
@@ -54,8 +65,20 @@ export const importRoutes = [
     returns: '{import_id}',
     handler: ({ ctx, body }) => {
       const { members, ...rest } = body;
-      return imports.stageImport(ctx, members, toOptions(rest));
+      return imports.stageImport(ctx, members.map(flatMember), toOptions(rest));
     },
+  }),
+  route({
+    op: 'imports.delete',
+    access: 'manager',
+    method: 'DELETE',
+    path: '/{account_id}/members/imports/delete',
+    summary: 'Delete import records (the real service\'s call): they leave the list, their members stay',
+    extension: true,
+    // Comma-separated; a repeated import_ids=1&import_ids=2 arrives joined the same way.
+    query: s.object({ import_ids: s.idList() }),
+    returns: 'true',
+    handler: ({ ctx, query }) => imports.deleteImports(ctx, query.import_ids),
   }),
   route({
     op: 'imports.list',

@@ -194,7 +194,12 @@ export const mailingRoutes = [
     path: '/{account_id}/forwards/{mailing_id}/{member_id}',
     summary: 'A member forwards its message; new addresses join with status f',
     params: s.object({ mailing_id: s.idText(), member_id: s.idText() }),
-    body: s.object({ heads_up_emails: s.optional(emails()), recipient_emails: emails({ min: 1 }) }),
+    body: s.object({
+      heads_up_emails: s.optional(emails()),
+      recipient_emails: emails({ min: 1 }),
+      // The real service's documented parameter: the sender's words above the forwarded content.
+      note: s.optional(s.string({ max: 10_000 })),
+    }),
     returns: '{mailing_id}',
     handler: ({ ctx, params, body }) => mailings.forwardMailing(ctx, params.mailing_id, params.member_id, body),
   }),

@@ -206,10 +206,14 @@ export const smsRoutes = [
     method: 'PATCH',
     path: '/{account_id}/accounts/sms_settings',
     summary: "Change the account's SMS settings (billing access)",
-    body: s.object({
-      sub_message_segment_limit: s.optional(s.int({ min: 0 })),
-      sub_message_segment_limit_visible: s.optional(s.boolean()),
-    }),
+    // Strict: the spec answers 400 for unknown field names here, where every other body ignores them.
+    body: s.object(
+      {
+        sub_message_segment_limit: s.optional(s.int({ min: 0 })),
+        sub_message_segment_limit_visible: s.optional(s.boolean()),
+      },
+      { strict: true },
+    ),
     returns: 'SMS account settings',
     handler: ({ ctx, body }) => settings.updateSettings(ctx, body),
   }),

@@ -1,7 +1,7 @@
 /** Checking rows before anything is written: pure, no database (the import writer thread's receiving side runs it). */
 import { badRequest } from '../../errors.js';
 import { isEmail } from '../../api/schema.js';
-import { coerceValue, FieldCatalog, type FieldRecord } from '../fields.js';
+import { coerceValue, FieldCatalog, relationshipProblem, requiredCleared, type FieldRecord, type RelationshipRule } from '../fields.js';
 import { normalizePhone, type SmsInput } from '../members.js';
 
 export interface RowError {
@@ -71,6 +71,11 @@ export interface CheckedRows {
   sms: [number, SmsInput][];
   /** The rows the checks refused. */
   errors: RowError[];
+  /**
+   * Rows (counting the passed rows) that give one field of a relationship and leave
+   * the other as the member has it: the writer checks them against the stored value.
+   */
+  againstStored: number[];
 }
 
 /**
@@ -145,6 +150,12 @@ interface Shape {
   names: number;
   /** The current row's stored values, by slot. */
   scratch: unknown[];
+  /**
+   * The relationships with a key here for the parent, the child or both, with their
+   * slots (-1: no key): worked out once per key order, so a row of a shape with none
+   * pays nothing.
+   */
+  pairs: { rule: RelationshipRule; parent: number; child: number }[];
   /** Positions of the keys that are not fields, or -1. */
   email: number;
   groups: number;
@@ -155,7 +166,11 @@ interface Shape {
 function shapeOf(catalog: FieldCatalog, keys: string[], reserved: Set<string>, fieldLists: string[][]): Shape {
   const fields = keys.map((key) => (reserved.has(key) ? null : catalog.byName.get(key.toLowerCase())));
   const ids = [...new Set(fields.filter((f): f is FieldRecord => !!f).map((f) => f.field_id))].sort((a, b) => a - b);
+  const pairs = catalog.relationships
+    .map((rule) => ({ rule, parent: ids.indexOf(rule.parent.field_id), child: ids.indexOf(rule.child.field_id) }))
+    .filter((p) => p.parent !== -1 || p.child !== -1);
   return {
+    pairs,
     keys,
     fields,
     slotOf: fields.map((f) => (f ? ids.indexOf(f.field_id) : -1)),
@@ -260,9 +275,26 @@ function checkRow(out: CheckedRows, shape: Shape, values: unknown[], index: numb
           continue;
         }
       }
-      const stored = value === null || value === '' ? null : coerceValue(field, value, keys[j]);
+      let stored: unknown = null;
+      if (value !== null && value !== '') stored = coerceValue(field, value, keys[j]);
+      else if (field.required) throw requiredCleared(field, keys[j]);
       scratch[slotOf[j]] = stored;
       if (stored === null) partial = true;
+    }
+    // A pair the row gives is checked here; a value given against one left as it is,
+    // by the writer against the member's stored value (a cleared value breaks nothing).
+    let againstStored = false;
+    for (let p = 0; p < shape.pairs.length; p++) {
+      const { rule, parent, child } = shape.pairs[p];
+      const parentValue = parent === -1 ? undefined : scratch[parent];
+      const childValue = child === -1 ? undefined : scratch[child];
+      if (parentValue !== undefined && childValue !== undefined) {
+        const problem = relationshipProblem(rule, parentValue, childValue);
+        if (problem) throw badRequest(`${rule.child.shortcut_name}: ${problem}`);
+      } else {
+        const given = parentValue !== undefined ? parentValue : childValue;
+        if (given !== undefined && given !== null) againstStored = true;
+      }
     }
     // The fields given a value: all of the shape's, or the ones not emptied.
     let fieldList = shape.names;
@@ -286,6 +318,7 @@ function checkRow(out: CheckedRows, shape: Shape, values: unknown[], index: numb
       shape.groups === -1 ? -1 : csv ? lists.ofText((values[shape.groups] as string).trim()) : lists.ofValue(values[shape.groups]);
     const patch = slotsJson(shape, true);
     if (sms) out.sms.push([out.index.length, sms]);
+    if (againstStored) out.againstStored.push(out.index.length);
     out.index.push(index);
     out.emails.push(rawEmail.toLowerCase());
     out.patches.push(patch);
@@ -316,6 +349,7 @@ export function checkRows(catalog: FieldCatalog, input: RowsInput, offset = 0): 
     groupLists: [],
     sms: [],
     errors: [],
+    againstStored: [],
   };
   const lists = new GroupLists(out.groupLists);
   if (!Array.isArray(input)) {

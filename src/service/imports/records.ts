@@ -1,6 +1,8 @@
 /** An import as a record: its row, how it is answered, its members (the ledger of what it did to whom). */
+import { inTransaction } from '../../store/db.js';
 import { stmt } from '../../store/statements.js';
-import { notFound } from '../../errors.js';
+import { badRequest, notFound } from '../../errors.js';
+import { stamp } from '../clock.js';
 import { windowOf, type Window } from '../paging.js';
 import type { Ctx } from '../context.js';
 
@@ -19,6 +21,8 @@ export interface ImportOptions {
 
 export interface ImportRow {
   import_id: number;
+  /** Set by DELETE /members/imports/delete (migration 020). */
+  deleted_at: string | null;
   account_id: number;
   status: ImportStatus;
   mode: 'job' | 'stream';
@@ -118,14 +122,38 @@ export function importFinishEvent(ctx: Ctx, importId: number) {
   };
 }
 
+/** GET /members/imports/{id}: a record deleted by DELETE /members/imports/delete is gone (404). */
 export function getImport(ctx: Ctx, importId: number): ImportRecord {
-  return toRecord(importRow(ctx, importId));
+  const row = importRow(ctx, importId);
+  if (row.deleted_at) throw notFound(`import ${importId} not found (deleted)`);
+  return toRecord(row);
 }
 
 export function listImports(ctx: Ctx): ImportRecord[] {
   return (
-    stmt(ctx.db, 'SELECT * FROM member_imports WHERE account_id = ? ORDER BY import_id').all(ctx.accountId) as ImportRow[]
+    stmt(ctx.db, 'SELECT * FROM member_imports WHERE account_id = ? AND deleted_at IS NULL ORDER BY import_id').all(
+      ctx.accountId,
+    ) as ImportRow[]
   ).map(toRecord);
+}
+
+/**
+ * DELETE /members/imports/delete?import_ids=…: the records leave the list (the real
+ * service's call); the members they wrote stay. An import still running is refused.
+ */
+export function deleteImports(ctx: Ctx, importIds: number[]): true {
+  return inTransaction(ctx.db, () => {
+    const rows = importIds.map((id) => importRow(ctx, id));
+    const running = rows.filter((r) => r.status === 'q' || r.status === 'p');
+    if (running.length)
+      throw badRequest(`import_ids: import ${running.map((r) => r.import_id).join(', ')} is still running; delete it once it has finished`, {
+        field: 'import_ids',
+      });
+    const mark = stmt(ctx.db, 'UPDATE member_imports SET deleted_at = COALESCE(deleted_at, ?) WHERE import_id = ?');
+    const now = stamp(ctx.clock.now());
+    for (const id of importIds) mark.run(now, id);
+    return true;
+  });
 }
 
 export type ChangeType = 'a' | 'u' | 's';

@@ -7,6 +7,7 @@ import { badRequest } from '../../errors.js';
 import type { Ctx } from '../context.js';
 import { createGroups, groupIdByName, requireGroups } from '../groups.js';
 import { smsColumns, type SmsInput } from '../members.js';
+import { FieldCatalog } from '../fields.js';
 import type { BatchResult, CheckedRows, Counters, RowError } from './check.js';
 import { LEDGER_SPAN, ledgerHolds, type ChangeType, type ImportOptions, type ImportRow } from './records.js';
 
@@ -175,10 +176,12 @@ function refuseRow(c: Counters, error: RowError) {
  * inserts of the new ones, and one statement per group for the memberships and one
  * for the import's records, since every statement sent from JS costs microseconds.
  */
-export function writeRows(w: BatchWrite, rows: CheckedRows) {
+export function writeRows(w: BatchWrite, checked: CheckedRows) {
   const { ctx, imp, now, c } = w;
   const db = ctx.db;
-  for (const e of rows.errors) refuseRow(c, e);
+  for (const e of checked.errors) refuseRow(c, e);
+  // An add-only import leaves existing members as they are, so only its new ones count.
+  const rows = checked.againstStored.length && !imp.add_only ? withStoredPairsChecked(w, checked) : checked;
 
   // 1. The rows' group lists (a bad one is an error of each row that names it).
   const listIds = rows.groupLists.map((list): number[] | Error => {
@@ -321,6 +324,59 @@ export function writeRows(w: BatchWrite, rows: CheckedRows) {
       `INSERT INTO import_ledger (import_id, first_id, last_id, change_type, added_to_groups)
        SELECT ?, value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?)`,
     ).run(imp.import_id, JSON.stringify(ranges));
+}
+
+/**
+ * Rows that give one field of a field relationship and leave the other as the member
+ * has it (check.ts marks them): checked against the stored values, read in one
+ * statement for those rows alone. A row that breaks the relationship is a row error
+ * and leaves the batch. Imports without relationships never come here.
+ */
+function withStoredPairsChecked(w: BatchWrite, rows: CheckedRows): CheckedRows {
+  const { ctx, c } = w;
+  const catalog = FieldCatalog.of(ctx);
+  const stored = new Map(
+    (
+      stmt(ctx.db, 'SELECT email, field_values FROM members WHERE account_id = ? AND email IN (SELECT value FROM json_each(?))').all(
+        ctx.accountId,
+        JSON.stringify(rows.againstStored.map((i) => rows.emails[i])),
+      ) as { email: string; field_values: string }[]
+    ).map((m) => [m.email, m.field_values]),
+  );
+  const refused = new Set<number>();
+  for (const i of rows.againstStored) {
+    const before = stored.get(rows.emails[i]);
+    // A new member has only the row's values, which check.ts checked.
+    if (before === undefined) continue;
+    const values = JSON.parse(before) as Record<string, unknown>;
+    const patch = JSON.parse(rows.patches[i]) as Record<string, unknown>;
+    for (const [id, v] of Object.entries(patch)) {
+      if (v === null) delete values[id];
+      else values[id] = v;
+    }
+    try {
+      catalog.checkRelationships(values, patch, '');
+    } catch (err) {
+      refused.add(i);
+      refuseRow(c, { index: rows.index[i], email: rows.emails[i], error: (err as Error).message });
+    }
+  }
+  if (!refused.size) return rows;
+  const kept = (_: unknown, i: number) => !refused.has(i);
+  const position: number[] = [];
+  let n = 0;
+  for (let i = 0; i < rows.index.length; i++) position.push(refused.has(i) ? -1 : n++);
+  return {
+    ...rows,
+    index: rows.index.filter(kept),
+    emails: rows.emails.filter(kept),
+    patches: rows.patches.filter(kept),
+    fresh: rows.fresh.filter(kept),
+    fieldList: rows.fieldList.filter(kept),
+    groupList: rows.groupList.filter(kept),
+    sms: rows.sms.filter(([row]) => !refused.has(row)).map(([row, sms]) => [position[row], sms]),
+    againstStored: [],
+  };
 }
 
 /** Saves the batch's counters and answers what it did; row errors in row order. */

@@ -26,6 +26,7 @@ import * as memberEvents from './016-member-events.js';
 import * as sms from './017-sms.js';
 import * as subaccounts from './018-subaccounts.js';
 import * as webhooks from './019-webhooks.js';
+import * as fieldRelationships from './020-field-relationships.js';
 import * as responseCounters from './021-response-counters.js';
 
 export const MIGRATIONS: { name: string; sql: string }[] = [
@@ -48,5 +49,6 @@ export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '017-sms', sql: sms.sql },
   { name: '018-subaccounts', sql: subaccounts.sql },
   { name: '019-webhooks', sql: webhooks.sql },
+  { name: '020-field-relationships', sql: fieldRelationships.sql },
   { name: '021-response-counters', sql: responseCounters.sql },
 ];
