@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { action, examples, UsageError } from '../src/cli/context.js';
 import { fieldId } from '../src/cli/resolve.js';
 
@@ -41,14 +42,10 @@ const withDefinitionFlags = (cmd: Command) =>
 export function register(fields: Command) {
 
   examples(
-    fields
-      .command('list')
-      .description('list fields in column order')
-      .option('--deleted', 'include deleted fields')
+    listOptions(fields.command('list').description('list fields in column order').option('--deleted', 'include deleted fields'), { windowed: false })
       .action(
-        action(async (ctx, o: { deleted?: boolean }) => {
-          const api = await ctx.api();
-          await ctx.print(await api.get('/fields', { deleted: o.deleted }), { columns: FIELD_COLUMNS });
+        action(async (ctx, o: ListFlags & { deleted?: boolean }) => {
+          await printList(ctx, '/fields', { deleted: o.deleted }, o, { columns: FIELD_COLUMNS }, { windowed: false });
         }),
       ),
     ['amsg fields list'],

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { action, examples } from '../src/cli/context.js';
 import { collectList, groupId, memberId, statusLetter } from '../src/cli/resolve.js';
-import { allPages } from '../src/cli/paging.js';
+import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 
 const GROUP_COLUMNS = ['member_group_id', 'group_name', 'group_type', 'active_count', 'error_count', 'optout_count'];
 const MEMBER_COLUMNS = ['member_id', 'email', 'status', 'fields', 'member_since'];
@@ -9,19 +9,17 @@ const MEMBER_COLUMNS = ['member_id', 'email', 'status', 'fields', 'member_since'
 export function register(groups: Command) {
 
   examples(
-    groups
-      .command('list')
-      .description('list groups with active, error and opt-out counts')
-      .option('--type <letters>', 'group types, e.g. g,h,s (default g)')
-      .option('--count', 'print only how many there are')
-      .action(
-        action(async (ctx, o: { type?: string; count?: boolean }) => {
-          const api = await ctx.api();
-          // Every group, a window at a time (the service answers 500 at most per request).
-          const answer = o.count ? await api.get('/groups', { group_types: o.type, count: true }) : await allPages(api, '/groups', { group_types: o.type });
-          await ctx.print(answer, { columns: GROUP_COLUMNS });
-        }),
-      ),
+    listOptions(
+      groups
+        .command('list')
+        .description('list groups with active, error and opt-out counts (every group unless --limit or --start)')
+        .option('--type <letters>', 'group types, e.g. g,h,s (default g)'),
+      { countable: true },
+    ).action(
+      action(async (ctx, o: ListFlags & { type?: string }) => {
+        await printList(ctx, '/groups', { group_types: o.type }, o, { columns: GROUP_COLUMNS }, { countable: true, allByDefault: true });
+      }),
+    ),
     ['amsg groups list', 'amsg groups list --json | jq ".[].group_name"'],
   );
 
@@ -84,22 +82,20 @@ export function register(groups: Command) {
   );
 
   examples(
-    groups
-      .command('members <group>')
-      .description("a group's members")
-      .option('--deleted', 'include archived members')
-      .option('--start <n>', 'zero-based start of the window')
-      .option('--end <n>', 'end of the window (default start+500)')
-      .action(
-        action(async (ctx, ref: string, o: { deleted?: boolean; start?: string; end?: string }) => {
-          const api = await ctx.api();
-          const id = await groupId(api, ctx, ref);
-          await ctx.print(await api.get(`/groups/${id}/members`, { deleted: o.deleted, start: o.start, end: o.end }), {
-            columns: MEMBER_COLUMNS,
-          });
-        }),
-      ),
-    ['amsg groups members Newsletter --output csv > newsletter.csv'],
+    listOptions(groups.command('members <group>').description("a group's members, a window of 500 at a time unless --all").option('--deleted', 'include archived members')).action(
+      action(async (ctx, ref: string, o: ListFlags & { deleted?: boolean }) => {
+        const api = await ctx.api();
+        const id = await groupId(api, ctx, ref);
+        // The group's kept counts say how many members it has, for the "N of M shown" note.
+        const total = async () => {
+          if (o.deleted) return undefined;
+          const g = await api.get<{ active_count: number; error_count: number; optout_count: number }>(`/groups/${id}`);
+          return g.active_count + g.error_count + g.optout_count;
+        };
+        await printList(ctx, `/groups/${id}/members`, { deleted: o.deleted }, o, { columns: MEMBER_COLUMNS }, { total });
+      }),
+    ),
+    ['amsg groups members Newsletter --all --output csv > newsletter.csv', 'amsg groups members Newsletter --limit 20'],
   );
 
   examples(

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import type { Api } from '../src/client/api.js';
 import { action, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
-import { allPages } from '../src/cli/paging.js';
+import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { collect, collectList, groupIds, memberId, parseIds, searchId, subscriptionId } from '../src/cli/resolve.js';
 
 const MAILING_COLUMNS = [
@@ -325,8 +325,7 @@ function splitTest(o: CreateFlags) {
 
 export function register(mailings: Command) {
   examples(
-    mailings
-      .command('list')
+    listOptions(mailings.command('list'), { windowed: false })
       .description('list mailings (canceled and archived ones only when asked for)')
       .option('--status <letters>', 'only these statuses: p,a,i,s,x,c,w,u,f or words (pending, paused, complete…)', collectList)
       .option('--type <letters>', 'only these types: m (standard), t (test), r (trigger), s, c (split tests); default m,t', collectList)
@@ -338,7 +337,7 @@ export function register(mailings: Command) {
         action(
           async (
             ctx,
-            o: { status?: string[]; type?: string[]; archived?: boolean; scheduled?: boolean; withHtml?: boolean; withPlaintext?: boolean },
+            o: ListFlags & { status?: string[]; type?: string[]; archived?: boolean; scheduled?: boolean; withHtml?: boolean; withPlaintext?: boolean },
           ) => {
             const query = {
               mailing_statuses: letters(o.status, STATUS_NAMES, '--status'),
@@ -348,8 +347,7 @@ export function register(mailings: Command) {
               with_html_body: o.withHtml,
               with_plaintext: o.withPlaintext,
             };
-            const api = await ctx.api();
-            await ctx.print(await api.get('/mailings', query), { columns: MAILING_COLUMNS });
+            await printList(ctx, '/mailings', query, o, { columns: MAILING_COLUMNS }, { windowed: false });
           },
         ),
       ),
@@ -633,18 +631,14 @@ export function register(mailings: Command) {
     ['amsg mailings get 12 --json | jq .split_test.variants', 'amsg mailings winner 12 14'],
   );
 
-  // Member lists come a window at a time; the command prints them whole.
+  // Member lists come a window at a time; the command prints them whole unless told otherwise.
   const readCommand = (name: string, description: string, path: string, columns?: string[], paged = false) =>
     examples(
-      mailings
-        .command(`${name} <mailing>`)
-        .description(description)
+      listOptions(mailings.command(`${name} <mailing>`).description(description), { windowed: paged })
         .action(
-          action(async (ctx, id: string) => {
+          action(async (ctx, id: string, o: ListFlags) => {
             const mailingId = numericId(id, 'MAILING');
-            const api = await ctx.api();
-            const list = paged ? await allPages(api, `/mailings/${mailingId}${path}`) : await api.get(`/mailings/${mailingId}${path}`);
-            await ctx.print(list, { columns });
+            await printList(ctx, `/mailings/${mailingId}${path}`, {}, o, { columns }, { windowed: paged, allByDefault: true });
           }),
         ),
       [`amsg mailings ${name} 12`],

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { action, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
 import { seg, type Api } from '../src/client/api.js';
-import { allPages } from '../src/cli/paging.js';
+import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import {
   collect,
   collectList,
@@ -29,32 +29,27 @@ function smsFrom(o: { phone?: string; smsTransactional?: string; smsPromotional?
 export function register(members: Command) {
 
   examples(
-    members
-      .command('list')
-      .description('list members (live ones unless told otherwise)')
-      .option('--deleted', 'include archived members')
-      .option('--deleted-only', 'only archived members')
-      .option('--deleted-range <from~to>', 'archived in a date range: YYYY-MM-DD~YYYY-MM-DD, either side optional')
-      .option('--exclude-fields', 'base attributes only')
-      .option('--start <n>', 'zero-based start of the window')
-      .option('--end <n>', 'end of the window (default start+500)')
-      .option('--count', 'print only how many there are')
-      .action(
-        action(async (ctx, o: Record<string, string | boolean | undefined>) => {
-          const api = await ctx.api();
-          const query = {
-            deleted: o.deleted as boolean | undefined,
-            deleted_only: o.deletedOnly as boolean | undefined,
-            deleted_range: o.deletedRange as string | undefined,
-            exclude_fields: o.excludeFields as boolean | undefined,
-            start: o.start as string | undefined,
-            end: o.end as string | undefined,
-            count: o.count as boolean | undefined,
-          };
-          await ctx.print(await api.get('/members', query), { columns: MEMBER_COLUMNS });
-        }),
-      ),
-    ['amsg members list', 'amsg members list --deleted-range 2026-01-01~ --json', 'amsg members list --count'],
+    listOptions(
+      members
+        .command('list')
+        .description('list members (live ones unless told otherwise), a window of 500 at a time unless --all')
+        .option('--deleted', 'include archived members')
+        .option('--deleted-only', 'only archived members')
+        .option('--deleted-range <from~to>', 'archived in a date range: YYYY-MM-DD~YYYY-MM-DD, either side optional')
+        .option('--exclude-fields', 'base attributes only'),
+      { countable: true },
+    ).action(
+      action(async (ctx, o: ListFlags & { deleted?: boolean; deletedOnly?: boolean; deletedRange?: string; excludeFields?: boolean }) => {
+        const query = {
+          deleted: o.deleted,
+          deleted_only: o.deletedOnly,
+          deleted_range: o.deletedRange,
+          exclude_fields: o.excludeFields,
+        };
+        await printList(ctx, '/members', query, o, { columns: MEMBER_COLUMNS }, { countable: true });
+      }),
+    ),
+    ['amsg members list', 'amsg members list --all --output csv > members.csv', 'amsg members list --deleted-range 2026-01-01~ --json', 'amsg members list --count'],
   );
 
   examples(
@@ -175,13 +170,10 @@ export function register(members: Command) {
   );
 
   examples(
-    members
-      .command('mailings <member>')
-      .description("a member's mailing history")
-      .action(
-        action(async (ctx, ref: string) => {
+    listOptions(members.command('mailings <member>').description("a member's mailing history")).action(
+        action(async (ctx, ref: string, o: ListFlags) => {
           const api = await ctx.api();
-          await ctx.print(await allPages(api, `/members/${await memberId(api, ref)}/mailings`));
+          await printList(ctx, `/members/${await memberId(api, ref)}/mailings`, {}, o, {}, { allByDefault: true });
         }),
       ),
     ['amsg members mailings 42'],
@@ -252,13 +244,10 @@ export function register(members: Command) {
 
   const groups = members.command('groups').description("a member's groups");
   examples(
-    groups
-      .command('list <member>')
-      .description('the groups a member is in')
-      .action(
-        action(async (ctx, ref: string) => {
+    listOptions(groups.command('list <member>').description('the groups a member is in'), { windowed: false }).action(
+        action(async (ctx, ref: string, o: ListFlags) => {
           const api = await ctx.api();
-          await ctx.print(await api.get(`/members/${await memberId(api, ref)}/groups`), { columns: GROUP_COLUMNS });
+          await printList(ctx, `/members/${await memberId(api, ref)}/groups`, {}, o, { columns: GROUP_COLUMNS }, { windowed: false });
         }),
       ),
     ['amsg members groups list ada@example.com'],
@@ -397,13 +386,9 @@ export function register(members: Command) {
 
   const imports = members.command('imports').description('member imports and what they did');
   examples(
-    imports
-      .command('list')
-      .description('the member imports')
-      .action(
-        action(async (ctx) => {
-          const api = await ctx.api();
-          await ctx.print(await api.get('/members/imports'), { columns: IMPORT_COLUMNS });
+    listOptions(imports.command('list').description('the member imports'), { windowed: false }).action(
+        action(async (ctx, o: ListFlags) => {
+          await printList(ctx, '/members/imports', {}, o, { columns: IMPORT_COLUMNS }, { windowed: false });
         }),
       ),
     ['amsg members imports list'],
@@ -421,20 +406,16 @@ export function register(members: Command) {
     ['amsg members imports get 3'],
   );
   examples(
-    imports
-      .command('members <import-id>')
-      .description('the members an import touched, with their change type (a added, u updated, s skipped)')
-      .option('--added-only', 'only the members it added')
-      .option('--added-to-groups', 'only the members it put in a group')
-      .action(
-        action(async (ctx, id: string, o: { addedOnly?: boolean; addedToGroups?: boolean }) => {
-          const api = await ctx.api();
-          await ctx.print(
-            await allPages(api, `/members/imports/${parseIds([id], 'the import id')[0]}/members`, {
-              added_only: o.addedOnly,
-              added_to_groups: o.addedToGroups,
-            }),
-          );
+    listOptions(
+      imports
+        .command('members <import-id>')
+        .description('the members an import touched, with their change type (a added, u updated, s skipped)')
+        .option('--added-only', 'only the members it added')
+        .option('--added-to-groups', 'only the members it put in a group'),
+    ).action(
+        action(async (ctx, id: string, o: ListFlags & { addedOnly?: boolean; addedToGroups?: boolean }) => {
+          const path = `/members/imports/${parseIds([id], 'the import id')[0]}/members`;
+          await printList(ctx, path, { added_only: o.addedOnly, added_to_groups: o.addedToGroups }, o, {}, { allByDefault: true });
         }),
       ),
     ['amsg members imports members 3 --added-only'],

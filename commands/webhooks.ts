@@ -1,15 +1,13 @@
 import { Command } from 'commander';
+import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { action, examples } from '../src/cli/context.js';
 
 export function register(webhooks: Command) {
   examples(
-    webhooks
-      .command('events')
-      .description('the webhook event types')
+    listOptions(webhooks.command('events').description('the webhook event types'), { windowed: false })
       .action(
-        action(async (ctx) => {
-          const api = await ctx.api();
-          await ctx.print(await api.get('/webhooks/events'));
+        action(async (ctx, o: ListFlags) => {
+          await printList(ctx, '/webhooks/events', {}, o, {}, { windowed: false });
         }),
       ),
     ['amsg webhooks events', 'amsg webhooks events --json | jq -r ".[].event_name"'],

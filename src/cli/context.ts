@@ -3,7 +3,7 @@ import { ApiError } from '../errors.js';
 import { connect, type Api } from '../client/api.js';
 import { resolveSettings, SettingsError, isTrue, type ConnectionFlags, type Settings } from '../client/config.js';
 import { ConnectionError } from '../client/transport.js';
-import { FORMATS, render, type Format, type View } from './output.js';
+import { FORMATS, listWriter, render, type Format, type ListWriter, type View } from './output.js';
 
 /** Exit codes, documented in the README. */
 export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, rowErrors: 4 } as const;
@@ -76,6 +76,17 @@ export class RunContext {
   /** Prints an answer in the chosen format. */
   async print(value: unknown, view?: View) {
     this.stdout.write(await render(value, this.format, view));
+  }
+
+  /** Writes to stdout, waiting while the reader is behind (so a streamed list holds one page at a time). */
+  async write(text: string): Promise<void> {
+    if (!text || this.stdout.write(text)) return;
+    await new Promise<void>((resolve) => this.stdout.once('drain', resolve));
+  }
+
+  /** A list printed as its pages arrive, in the chosen format (see printList). */
+  async listWriter(view: View = {}): Promise<ListWriter> {
+    return listWriter(this.format, view, (t) => this.write(t), (m) => this.note(m));
   }
 
   /**

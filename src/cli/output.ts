@@ -55,13 +55,73 @@ export async function render(value: unknown, format: Format, view: View = {}): P
   }
 }
 
+/**
+ * The CSV columns of flattened rows: every key, except a parent (`sms`) where some
+ * row has its children (`sms.phone_number`), since its cells would only ever be empty.
+ */
+export function csvColumns(rows: Row[]): string[] {
+  const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  const parents = new Set(keys.filter((k) => k.includes('.')).map((k) => k.slice(0, k.indexOf('.'))));
+  return keys.filter((k) => !parents.has(k));
+}
+
 async function renderCsv(value: unknown): Promise<string> {
   const { stringify } = await import('csv-stringify/sync');
   const items = Array.isArray(value) ? value : [value];
   if (!items.every(isRow)) return stringify(items.map((v) => [cell(v)]));
   const rows = items.map((r) => flatten(r as Row));
-  const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  const columns = csvColumns(rows);
   return stringify(rows.map((r) => columns.map((c) => cell(r[c]))), { header: true, columns });
+}
+
+/** A list printed as its pages arrive (see printList in paging.ts). */
+export interface ListWriter {
+  write(rows: unknown[]): Promise<void>;
+  end(): Promise<void>;
+}
+
+/**
+ * Writes a list page by page. json and ndjson print exactly what render() prints for
+ * the whole list, csv takes its header from the first page, and a table, which must
+ * know every cell's width, is drawn at the end.
+ */
+export function listWriter(format: Format, view: View, write: (text: string) => Promise<void>, note: (m: string) => void): ListWriter {
+  let count = 0;
+  const buffered: unknown[] = [];
+  let columns: string[] | undefined;
+  let plain = false;
+  const dropped = new Set<string>();
+  return {
+    async write(rows) {
+      if (!rows.length) return;
+      if (format === 'table') {
+        for (const r of rows) buffered.push(r);
+        return;
+      }
+      if (format === 'ndjson') await write(rows.map((v) => JSON.stringify(v) + '\n').join(''));
+      else if (format === 'json') {
+        const items = rows.map((v) => '  ' + JSON.stringify(v, null, 2).replaceAll('\n', '\n  '));
+        await write((count ? ',\n' : '[\n') + items.join(',\n'));
+      } else {
+        const { stringify } = await import('csv-stringify/sync');
+        if (!count) plain = !rows.every(isRow);
+        if (plain) await write(stringify(rows.map((v) => [cell(v)])));
+        else {
+          const flat = rows.map((r) => flatten(r as Row));
+          const header = !columns;
+          columns ??= csvColumns(flat);
+          for (const r of flat) for (const [k, v] of Object.entries(r)) if (cell(v) !== '' && !columns.includes(k)) dropped.add(k);
+          await write(stringify(flat.map((r) => columns!.map((c) => cell(r[c]))), { header, columns }));
+        }
+      }
+      count += rows.length;
+    },
+    async end() {
+      if (format === 'table') return write(await render(buffered, 'table', view));
+      if (format === 'json') await write(count ? '\n]\n' : '[]\n');
+      if (dropped.size) note(`columns that first appeared after the CSV header was written are left out: ${[...dropped].join(', ')}`);
+    },
+  };
 }
 
 /** Box drawing without a rule between rows: denser, and still aligned. */
