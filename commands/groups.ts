@@ -1,5 +1,6 @@
 import { Command } from 'commander';
-import { action, examples } from '../src/cli/context.js';
+import { action, dryRunOption, examples } from '../src/cli/context.js';
+import { counted, describeGroup, statusWord } from '../src/cli/describe.js';
 import { collectList, groupId, memberId, statusLetter } from '../src/cli/resolve.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 
@@ -67,14 +68,15 @@ export function register(groups: Command) {
   );
 
   examples(
-    groups
-      .command('delete <group>')
-      .description('delete a group (its members stay; only the memberships go)')
+    dryRunOption(groups.command('delete <group>').description('delete a group (its members stay; only the memberships go)'))
       .action(
-        action(async (ctx, ref: string) => {
+        action(async (ctx, ref: string, o: { dryRun?: boolean }) => {
           const api = await ctx.api();
           const id = await groupId(api, ctx, ref);
-          await ctx.confirm(`delete group ${id}`);
+          const group = await describeGroup(api, id);
+          const what = `delete ${group.label} and its ${counted(group.members, 'membership')}`;
+          if (o.dryRun) return ctx.wouldChange(what, group.members);
+          await ctx.confirm(what);
           await ctx.done(await api.delete(`/groups/${id}`), `Deleted group ${id}.`);
         }),
       ),
@@ -131,16 +133,22 @@ export function register(groups: Command) {
   );
 
   examples(
-    groups
-      .command('clear <group>')
-      .description('remove every member from a group, or only those of one status')
-      .option('--status <a|e|f|o>', 'only members with this status')
+    dryRunOption(
+      groups
+        .command('clear <group>')
+        .description('remove every member from a group, or only those of one status')
+        .option('--status <a|e|f|o>', 'only members with this status'),
+    )
       .action(
-        action(async (ctx, ref: string, o: { status?: string }) => {
+        action(async (ctx, ref: string, o: { status?: string; dryRun?: boolean }) => {
+          const status = o.status ? statusLetter(o.status, ['a', 'e', 'f', 'o']) : undefined;
           const api = await ctx.api();
           const id = await groupId(api, ctx, ref);
-          const status = o.status ? statusLetter(o.status, ['a', 'e', 'f', 'o']) : undefined;
-          await ctx.confirm(`remove ${status ? `members with status ${status}` : 'every member'} from group ${id}`);
+          const group = await describeGroup(api, id);
+          const n = status ? (group.byStatus[status] ?? 0) : group.members;
+          const what = `remove ${counted(n, status ? `${statusWord(status)} member` : 'member')} from ${group.label}`;
+          if (o.dryRun) return ctx.wouldChange(what, n);
+          await ctx.confirm(what);
           await ctx.done(await api.delete(`/groups/${id}/members`, { member_status_id: status }), `Cleared group ${id}.`);
         }),
       ),

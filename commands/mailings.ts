@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import type { Api } from '../src/client/api.js';
 import { action, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
+import { describeMailing } from '../src/cli/describe.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { collect, collectList, groupIds, memberId, parseIds, searchId, subscriptionId } from '../src/cli/resolve.js';
 
@@ -479,7 +480,7 @@ export function register(mailings: Command) {
         action(async (ctx, id: string) => {
           const mailingId = numericId(id, 'MAILING');
           const api = await ctx.api();
-          await ctx.confirm(`cancel mailing ${mailingId}`);
+          await ctx.confirm(`cancel ${await describeMailing(api, mailingId)}`);
           await ctx.done(await api.delete(`/mailings/cancel/${mailingId}`), `Canceled mailing ${mailingId}.`);
         }),
       ),

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
-import { action, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
+import { action, dryRunOption, examples, EXIT, NotFoundError, UsageError, type RunContext } from '../src/cli/context.js';
+import { counted, countWhere, describeGroup, describeMember, describeMembers, statusWord } from '../src/cli/describe.js';
 import { seg, type Api } from '../src/client/api.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import {
@@ -137,6 +138,8 @@ export function register(members: Command) {
           if (Object.values(body).every((v) => v === undefined)) throw new UsageError('nothing to change: give --email, --field, --status or --phone');
           const api = await ctx.api();
           const id = await memberId(api, ref);
+          // A status change confirms here as it does in `members status`.
+          if (body.status_to) await ctx.confirm(`set the status of ${await describeMember(api, id)} to ${statusWord(body.status_to)}`);
           await ctx.done(await api.put(`/members/${id}`, body), `Updated member ${id}.`);
         }),
       ),
@@ -180,22 +183,30 @@ export function register(members: Command) {
   );
 
   examples(
-    members
-      .command('delete [members...]')
-      .description('archive members (by id or e-mail), or every member of a status; archived members stay readable with --deleted')
-      .option('--status <a|e|o>', 'archive every member with this status')
+    dryRunOption(
+      members
+        .command('delete [members...]')
+        .description('archive members (by id or e-mail), or every member of a status; archived members stay readable with --deleted')
+        .option('--status <a|e|o>', 'archive every member with this status'),
+    )
       .action(
-        action(async (ctx, refs: string[], o: { status?: string }) => {
+        action(async (ctx, refs: string[], o: { status?: string; dryRun?: boolean }) => {
           if (o.status && refs.length) throw new UsageError('give members or --status, not both');
           if (!o.status && !refs.length) throw new UsageError('give the members to archive, or --status');
           const api = await ctx.api();
           if (o.status) {
             const status = statusLetter(o.status, ['a', 'e', 'o']);
-            await ctx.confirm(`archive every member with status ${status}`);
+            if (o.dryRun) {
+              const n = await countWhere<{ member_status_id: string }>(api, '/members', { exclude_fields: true }, (m) => m.member_status_id === status);
+              return ctx.wouldChange(`archive ${counted(n, `${statusWord(status)} member`)}`, n);
+            }
+            await ctx.confirm(`archive every ${statusWord(status)} member`);
             return ctx.done(await api.delete('/members', { member_status_id: status }), `Archived every member with status ${status}.`);
           }
           const ids = await Promise.all(refs.map((r) => memberId(api, r)));
-          await ctx.confirm(`archive ${ids.length === 1 ? `member ${ids[0]}` : `${ids.length} members`}`);
+          const what = `archive ${await describeMembers(api, ids)}`;
+          if (o.dryRun) return ctx.wouldChange(what, ids.length);
+          await ctx.confirm(what);
           if (ids.length === 1) return ctx.done(await api.delete(`/members/${ids[0]}`), `Archived member ${ids[0]}.`);
           const all = await api.put<boolean>('/members/delete', { member_ids: ids });
           await ctx.done(all, all ? `Archived ${ids.length} members.` : 'Archived the members that exist; some ids were not found.');
@@ -205,16 +216,20 @@ export function register(members: Command) {
   );
 
   examples(
-    members
-      .command('status <members...>')
-      .description('set the status of members (ids or e-mail addresses)')
-      .requiredOption('--to <a|e|o>', 'the new status')
+    dryRunOption(
+      members
+        .command('status <members...>')
+        .description('set the status of members (ids or e-mail addresses)')
+        .requiredOption('--to <a|e|o>', 'the new status'),
+    )
       .action(
-        action(async (ctx, refs: string[], o: { to: string }) => {
+        action(async (ctx, refs: string[], o: { to: string; dryRun?: boolean }) => {
           const to = statusLetter(o.to, ['a', 'e', 'o']);
           const api = await ctx.api();
           const ids = await Promise.all(refs.map((r) => memberId(api, r)));
-          await ctx.confirm(`set the status of ${ids.length} member(s) to ${to}`);
+          const what = `set the status of ${await describeMembers(api, ids)} to ${statusWord(to)}`;
+          if (o.dryRun) return ctx.wouldChange(what, ids.length);
+          await ctx.confirm(what);
           const all = await api.put<boolean>('/members/status', { member_ids: ids, status_to: to });
           await ctx.done(all, all ? `Set ${ids.length} member(s) to status ${to}.` : 'Some members were not found; the others were changed.');
         }),
@@ -223,19 +238,30 @@ export function register(members: Command) {
   );
 
   examples(
-    members
-      .command('move-status')
-      .description('move every member of one status to another (optionally within one group)')
-      .requiredOption('--from <a|e|f|o>', 'members currently in this status')
-      .requiredOption('--to <a|e|o>', 'take this status')
-      .option('--group <name|id>', 'only members of this group')
+    dryRunOption(
+      members
+        .command('move-status')
+        .description('move every member of one status to another (optionally within one group)')
+        .requiredOption('--from <a|e|f|o>', 'members currently in this status')
+        .requiredOption('--to <a|e|o>', 'take this status')
+        .option('--group <name|id>', 'only members of this group'),
+    )
       .action(
-        action(async (ctx, o: { from: string; to: string; group?: string }) => {
+        action(async (ctx, o: { from: string; to: string; group?: string; dryRun?: boolean }) => {
           const from = statusLetter(o.from, ['a', 'e', 'f', 'o']);
           const to = statusLetter(o.to, ['a', 'e', 'o']);
           const api = await ctx.api();
           const group_id = o.group ? await groupId(api, ctx, o.group) : undefined;
-          await ctx.confirm(`move every member with status ${from}${group_id ? ` in group ${group_id}` : ''} to ${to}`);
+          const group = group_id ? await describeGroup(api, group_id) : undefined;
+          const within = group ? ` in ${group.label}` : '';
+          if (o.dryRun) {
+            const n =
+              group && from in group.byStatus
+                ? group.byStatus[from]
+                : await countWhere<{ member_status_id: string }>(api, group_id ? `/groups/${group_id}/members` : '/members', { exclude_fields: group_id ? undefined : true }, (m) => m.member_status_id === from);
+            return ctx.wouldChange(`move ${counted(n, `${statusWord(from)} member`)}${within} to ${statusWord(to)}`, n);
+          }
+          await ctx.confirm(`move every ${statusWord(from)} member${within} to ${statusWord(to)}`);
           await ctx.done(await api.put(`/members/status/${from}/to/${to}`, { group_id }), `Moved members from ${from} to ${to}.`);
         }),
       ),
@@ -279,7 +305,7 @@ export function register(members: Command) {
           const api = await ctx.api();
           const id = await memberId(api, ref);
           if (o.all) {
-            await ctx.confirm(`remove member ${id} from every group`);
+            await ctx.confirm(`remove ${await describeMember(api, id)} from every group`);
             return ctx.done(await api.delete(`/members/${id}/groups`), `Member ${id} left every group.`);
           }
           const removed = await api.put<number[]>(`/members/${id}/groups/remove`, { group_ids: await groupIds(api, ctx, o.group) });
@@ -322,14 +348,16 @@ export function register(members: Command) {
   );
 
   examples(
-    members
-      .command('purge <members...>')
-      .description('erase members from every table (right to erasure); cannot be undone')
+    dryRunOption(
+      members.command('purge <members...>').description('erase members from every table (right to erasure); cannot be undone'),
+    )
       .action(
-        action(async (ctx, refs: string[]) => {
+        action(async (ctx, refs: string[], o: { dryRun?: boolean }) => {
           const api = await ctx.api();
           const ids = await Promise.all(refs.map((r) => memberId(api, r)));
-          await ctx.confirm(`erase ${ids.length} member(s) permanently`);
+          const what = `erase ${await describeMembers(api, ids)} permanently`;
+          if (o.dryRun) return ctx.wouldChange(what, ids.length);
+          await ctx.confirm(what);
           await ctx.done(await api.post('/members/purge', { member_ids: ids }), `Erased ${ids.length} member(s).`);
         }),
       ),
@@ -337,19 +365,32 @@ export function register(members: Command) {
   );
 
   examples(
-    members
-      .command('purge-archived')
-      .description('erase every archived member (optionally only of a status or group); cannot be undone')
-      .option('--status <a|e|o>', 'only archived members with this status')
-      .option('--group <name|id>', 'only archived members of this group')
+    dryRunOption(
+      members
+        .command('purge-archived')
+        .description('erase every archived member (optionally only of a status or group); cannot be undone')
+        .option('--status <a|e|o>', 'only archived members with this status')
+        .option('--group <name|id>', 'only archived members of this group'),
+    )
       .action(
-        action(async (ctx, o: { status?: string; group?: string }) => {
+        action(async (ctx, o: { status?: string; group?: string; dryRun?: boolean }) => {
           const api = await ctx.api();
           const body = {
             member_status_id: o.status ? statusLetter(o.status, ['a', 'e', 'o']) : undefined,
             member_group_id: o.group ? String(await groupId(api, ctx, o.group)) : undefined,
           };
-          await ctx.confirm('erase every archived member matching the filter permanently');
+          const status = body.member_status_id;
+          const group = body.member_group_id ? await describeGroup(api, Number(body.member_group_id)) : undefined;
+          const which = `archived ${status ? `${statusWord(status)} ` : ''}member`;
+          const within = group ? ` of ${group.label}` : '';
+          if (o.dryRun) {
+            type Row = { member_status_id: string; deleted_at: string | null };
+            const n = group
+              ? await countWhere<Row>(api, `/groups/${body.member_group_id}/members`, { deleted: true }, (m) => m.deleted_at !== null && (!status || m.member_status_id === status))
+              : await countWhere<Row>(api, '/members', { deleted_only: true, exclude_fields: true }, (m) => !status || m.member_status_id === status);
+            return ctx.wouldChange(`erase ${counted(n, which)}${within} permanently`, n);
+          }
+          await ctx.confirm(`erase every ${which}${within} permanently`);
           await ctx.done(await api.put('/members/purgeall', body), 'Erased the archived members.');
         }),
       ),
@@ -362,7 +403,8 @@ export function register(members: Command) {
       .description('import members from a CSV file (or - for stdin) as one import record; columns map to fields by name')
       .option('--group <name|id>', 'add every imported member to this group, created if missing (repeatable)', collectList)
       .option('--add-only', 'only add new members; existing ones are skipped')
-      .option('--map <column=field>', 'map a column to a field (or to email, phone_number, groups) (repeatable)', collect)
+      .option('--map <column=field>', 'map a column to a field (or to email, phone_number, groups); column= skips it (repeatable)', collect)
+      .option('--ignore <column>', 'skip this column (repeatable, or a comma list)', collectList)
       .option('--source-name <text>', 'name recorded on the import')
       .option('--delimiter <char>', 'column delimiter: , ; tab or | (detected from the header by default)')
       .option('--dry-run', 'check every row with the service rules and write nothing')
@@ -436,7 +478,13 @@ const IMPORT_COLUMNS = [
   'import_finished',
 ];
 
+/** The counts of an import record (or of a dry run), in one order for both. */
+const countsSentence = (r: Record<string, unknown>) =>
+  `${r.num_members} rows, ${r.num_members_added} added, ${r.num_members_updated} updated, ` +
+  `${r.num_duplicates} duplicates, ${r.num_skipped} skipped, ${r.num_errors} errors`;
+
 interface ImportFlags {
+  ignore?: string[];
   group?: string[];
   addOnly?: boolean;
   map?: string[];
@@ -461,8 +509,9 @@ async function importFile(ctx: RunContext, file: string, o: ImportFlags) {
   if (o.delimiter !== undefined && !delimiter) throw new UsageError(`--delimiter must be one of , ; tab |, got "${o.delimiter}"`);
   const map: Record<string, string> = {};
   for (const pair of o.map ?? []) {
+    // `--map column=` (nothing after the =) skips the column, as --ignore does.
     const eq = pair.lastIndexOf('=');
-    if (eq < 1 || eq === pair.length - 1) throw new UsageError(`--map takes column=field, got "${pair}"`);
+    if (eq < 1) throw new UsageError(`--map takes column=field (or column= to skip it), got "${pair}"`);
     map[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
   }
   if (o.resume !== undefined && o.dryRun) throw new UsageError('--resume and --dry-run do not go together');
@@ -492,6 +541,7 @@ async function importFile(ctx: RunContext, file: string, o: ImportFlags) {
         delimiter,
         dryRun: !!o.dryRun,
         errorsOut: o.errorsOut,
+        ignore: o.ignore,
         batchSize: Number(o.batchSize),
         resume: o.resume === undefined ? undefined : parseIds([o.resume], '--resume')[0],
         wait: o.wait,
@@ -530,7 +580,7 @@ async function existingGroupIds(api: Api, ctx: RunContext, refs: string[] = []):
     try {
       ids.push(...(await groupIds(api, ctx, [ref], false)));
     } catch (err) {
-      if (!(err instanceof UsageError)) throw err;
+      if (!(err instanceof NotFoundError)) throw err;
       ctx.note(`there is no group "${ref}" yet: the import would create it`);
     }
   }
@@ -545,20 +595,26 @@ async function report(ctx: RunContext, outcome: Awaited<ReturnType<typeof import
   if (notImported > shown.length)
     ctx.note(`… and ${notImported - shown.length} more rows not imported (--errors-out FILE writes them all)`);
   if (outcome.dryRun) {
+    // The counts of the import record the real run would make, under the same names,
+    // so a dry run and the real import of one file compare key by key.
     const d = outcome.dryRun;
-    return ctx.done(
-      { ...d, rejected: outcome.rejectedCount },
-      `Dry run, nothing written: ${d.received} rows would give ${d.added} added, ${d.updated} updated, ` +
-        `${d.duplicates} duplicates, ${d.skipped} skipped; ${outcome.rejectedCount} rejected.`,
-    );
+    const refusedBySelf = outcome.rowsRead - d.received;
+    const counts = {
+      dry_run: true,
+      num_members: outcome.rowsRead,
+      num_members_added: d.added,
+      num_members_updated: d.updated,
+      num_duplicates: d.duplicates,
+      num_skipped: d.skipped + refusedBySelf,
+      num_errors: outcome.rejectedCount,
+    };
+    return ctx.done(counts, `Dry run, nothing written: ${countsSentence(counts)}.`);
   }
   // Stopped before anything was written: there is no record to show (a note says so).
   if (!outcome.imports.length) return;
   const one = outcome.imports.length === 1 ? outcome.imports[0] : undefined;
   const sentence = one
-    ? `Import ${one.import_id} (status ${one.status}): ${one.num_members} rows, ${one.num_members_added} added, ` +
-      `${one.num_members_updated} updated, ${one.num_duplicates} duplicates, ${one.num_skipped} skipped, ` +
-      `${one.num_errors} errors` +
+    ? `Import ${one.import_id} (status ${one.status}): ${countsSentence(one)}` +
       (outcome.rejectedCount - Number(one.num_errors) > 0 ? `; ${outcome.rejectedCount - Number(one.num_errors)} rows rejected before sending` : '') +
       '.'
     : `${outcome.imports.length} imports.`;

@@ -122,7 +122,8 @@ the search is saved and refreshed in the background after the audience changes (
         action(async (ctx, ref: string) => {
           const api = await ctx.api();
           const id = await searchId(api, ref);
-          await ctx.confirm(`delete search ${id}`);
+          const search = await api.get<{ name: string }>(`/searches/${id}`);
+          await ctx.confirm(`delete search "${search.name}" (${id})`);
           await ctx.done(await api.delete(`/searches/${id}`), `Deleted search ${id}.`);
         }),
       ),

@@ -111,7 +111,8 @@ export function register(subscriptions: Command) {
         action(async (ctx, ref: string) => {
           const api = await ctx.api();
           const id = await subscriptionId(api, ref);
-          await ctx.confirm(`delete subscription ${id}`);
+          const sub = await api.get<{ subscription_name: string }>(`/subscriptions/${id}`);
+          await ctx.confirm(`delete subscription "${sub.subscription_name}" (${id})`);
           await ctx.done(await api.delete(`/subscriptions/${id}`), `Deleted subscription ${id}.`);
         }),
       ),

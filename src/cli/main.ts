@@ -1,5 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
-import { EXIT } from './context.js';
+import { EXIT, failureText, wantsJsonErrors } from './context.js';
 
 import * as init from '../../commands/init.js';
 import * as members from '../../commands/members.js';
@@ -56,7 +56,20 @@ export function commandName(args: string[]): string | undefined {
   return undefined;
 }
 
-export function buildProgram(version: string, args: string[] = []): Command {
+/** --json and --output as typed, before commander parses them: usage errors need to know how to be written. */
+function outputFlags(args: string[]): { json?: boolean; output?: string } {
+  const out: { json?: boolean; output?: string } = {};
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--') break;
+    if (a === '--json') out.json = true;
+    else if (a === '-o' || a === '--output') out.output = args[++i];
+    else if (a.startsWith('--output=')) out.output = a.slice('--output='.length);
+  }
+  return out;
+}
+
+export function buildProgram(version: string, args: string[] = [], env: NodeJS.ProcessEnv = process.env): Command {
   const program = new Command('amsg')
     .description('Administer the audience-messaging service: remotely over HTTP, or locally over a SQLite file.')
     .version(version)
@@ -69,9 +82,16 @@ export function buildProgram(version: string, args: string[] = []): Command {
     .addOption(new Option('-o, --output <format>', 'output format (AMSG_OUTPUT)').choices(['table', 'json', 'ndjson', 'csv']))
     .option('--json', 'shorthand for --output json')
     .option('-y, --yes', 'confirm destructive operations without asking (AMSG_YES=1)')
+    .option('--no-input', 'never prompt, even on a terminal (AMSG_NO_INPUT=1; also when CI=true)')
     .option('-q, --quiet', 'no notes on stderr (AMSG_QUIET=1)')
-    .option('--no-color', 'no colour in output')
-    .showHelpAfterError('(add --help for usage and examples)');
+    .option('--no-color', 'no colour in output');
+  // Usage errors (unknown flags, bad values) are one JSON object on stderr for scripts, as every other error is.
+  if (wantsJsonErrors(outputFlags(args), env, process.stdout.isTTY))
+    program.configureOutput({
+      outputError: (text, write) =>
+        write(failureText({ message: text, error: text.replace(/^error: /, '').trim(), code: EXIT.usage }, true)),
+    });
+  else program.showHelpAfterError('(add --help for usage and examples)');
   program.addHelpText(
     'after',
     `

@@ -42,6 +42,11 @@ export class Sandbox {
       AMSG_YES: '',
       AMSG_QUIET: '',
       AMSG_OUTPUT: '',
+      AMSG_NO_INPUT: '',
+      // A CI runner's CI=true turns prompts off; the suite says so itself where it means to.
+      CI: '',
+      // Tables and prompts show local times: one zone, so both modes and every machine print the same.
+      TZ: 'UTC',
     };
   }
 

@@ -177,7 +177,7 @@ describe.each<Mode>(['local', 'remote'])('amsg mailings, triggers, sim (%s)', (m
     expect(badWhen.exitCode).toBe(2);
     expect(badWhen.stderr).toContain('--send-at takes a date-time such as 2026-05-01T09:00:00Z');
     const noGroup = await run('mailings', 'create', '--name', 'x', '--subject', 'x', ...content, '--group', 'Nope');
-    expect(noGroup.exitCode).toBe(2);
+    expect(noGroup.exitCode).toBe(1);
     expect(noGroup.stderr).toContain('no group named "Nope" (see amsg groups list)');
     const noFile = await run('mailings', 'create', '--name', 'x', '--subject', 'x', '--sender', 'a@example.com', '--html', file('missing.html'), '--group', 'Newsletter');
     expect(noFile.exitCode).toBe(2);
@@ -203,7 +203,7 @@ describe.each<Mode>(['local', 'remote'])('amsg mailings, triggers, sim (%s)', (m
 
     const refused = await run('mailings', 'cancel', '4');
     expect(refused.exitCode).toBe(2);
-    expect(refused.stderr).toContain('refusing to cancel mailing 4 without --yes');
+    expect(refused.stderr).toContain('refusing to cancel mailing 4 "Later", scheduled for 2027-01-01 09:00 without --yes');
     expect((await json('mailings', 'get', '4')).mailing_status).toBe('p');
 
     const paused = await json('mailings', 'pause', '4');

@@ -110,7 +110,7 @@ describe.each<Mode>(['local', 'remote'])('amsg searches (%s)', (mode) => {
     expect(missing.exitCode).toBe(2);
     expect(missing.stderr).toContain("required option '--criteria <json|@file|->' not specified");
     const unknown = await run('searches', 'get', 'Nope');
-    expect(unknown.exitCode).toBe(2);
+    expect(unknown.exitCode).toBe(1);
     expect(unknown.stderr).toContain('no search named "Nope" (see amsg searches list)');
     const gone = await run('searches', 'get', '99');
     expect(gone.exitCode).toBe(1);
@@ -154,7 +154,7 @@ describe.each<Mode>(['local', 'remote'])('amsg searches (%s)', (mode) => {
   test('delete needs --yes, and a search another one uses stays', async () => {
     const refused = await run('searches', 'delete', 'Oslo people');
     expect(refused.exitCode).toBe(2);
-    expect(refused.stderr).toContain('refusing to delete search 1 without --yes');
+    expect(refused.stderr).toContain('refusing to delete search "Oslo people" (1) without --yes');
     const used = await run('searches', 'delete', 'Oslo people', '--yes');
     expect(used.exitCode).toBe(1);
     expect(used.stderr).toContain('HTTP 409');
