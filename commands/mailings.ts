@@ -348,7 +348,7 @@ export function register(mailings: Command) {
               with_html_body: o.withHtml,
               with_plaintext: o.withPlaintext,
             };
-            await printList(ctx, '/mailings', query, o, { columns: MAILING_COLUMNS }, { windowed: false });
+            await printList(ctx, '/mailings', query, o, { columns: MAILING_COLUMNS, words: { mailing_status: STATUS_NAMES } }, { windowed: false });
           },
         ),
       ),

@@ -519,13 +519,13 @@ async function importFile(ctx: RunContext, file: string, o: ImportFlags) {
   if (o.resume !== undefined && (o.group || o.addOnly || o.sourceName !== undefined))
     throw new UsageError('--resume continues the import with its own options: leave out --group, --add-only and --source-name');
   const api = await ctx.api();
-  const progress = await createImportProgress(process.stderr, { quiet: ctx.quiet });
+  const progress = await createImportProgress(process.stderr, { quiet: ctx.quiet, color: ctx.color, note: (m) => ctx.note(m) });
   const stop: { stopped: boolean; onStop?: () => void } = { stopped: false };
   const onSigint = () => {
     if (stop.stopped) process.exit(130);
     stop.stopped = true;
     stop.onStop?.();
-    ctx.note('stopping after the rows in flight (Ctrl-C again to quit at once)');
+    progress.note('stopping after the rows in flight (Ctrl-C again to quit at once)');
   };
   process.on('SIGINT', onSigint);
   let outcome;
@@ -547,7 +547,7 @@ async function importFile(ctx: RunContext, file: string, o: ImportFlags) {
         wait: o.wait,
       },
       progress,
-      (m) => ctx.note(m),
+      (m) => progress.note(m),
       stop,
     );
   } catch (err) {
@@ -608,7 +608,7 @@ async function report(ctx: RunContext, outcome: Awaited<ReturnType<typeof import
       num_skipped: d.skipped + refusedBySelf,
       num_errors: outcome.rejectedCount,
     };
-    return ctx.done(counts, `Dry run, nothing written: ${countsSentence(counts)}.`);
+    return summary(ctx, counts, `Dry run, nothing written: ${countsSentence(counts)}.`);
   }
   // Stopped before anything was written: there is no record to show (a note says so).
   if (!outcome.imports.length) return;
@@ -618,5 +618,11 @@ async function report(ctx: RunContext, outcome: Awaited<ReturnType<typeof import
       (outcome.rejectedCount - Number(one.num_errors) > 0 ? `; ${outcome.rejectedCount - Number(one.num_errors)} rows rejected before sending` : '') +
       '.'
     : `${outcome.imports.length} imports.`;
-  await ctx.done(one ?? outcome.imports, sentence);
+  await summary(ctx, one ?? outcome.imports, sentence);
+}
+
+/** The import's answer, and always one summary line for people: on stdout in a table, else on stderr (also when piped). */
+async function summary(ctx: RunContext, value: unknown, sentence: string) {
+  if (ctx.format !== 'table') ctx.note(sentence);
+  await ctx.done(value, sentence);
 }

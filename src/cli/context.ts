@@ -102,9 +102,19 @@ export class RunContext {
     if (!this.quiet) this.stderr.write(`amsg: ${message}\n`);
   }
 
+  /** Colour only where wanted: not with --no-color, NO_COLOR (any value) or AMSG_NO_COLOR=1. */
+  get color(): boolean {
+    return this.opts.color !== false && !this.env.NO_COLOR && !isTrue(this.env.AMSG_NO_COLOR);
+  }
+
+  /** A table fits the terminal it is drawn on; piped, it keeps every character. */
+  private fitted(view: View = {}): View {
+    return this.stdout.isTTY && this.stdout.columns ? { ...view, width: this.stdout.columns } : view;
+  }
+
   /** Prints an answer in the chosen format. */
   async print(value: unknown, view?: View) {
-    this.stdout.write(await render(value, this.format, view));
+    this.stdout.write(await render(value, this.format, this.fitted(view)));
   }
 
   /** Writes to stdout, waiting while the reader is behind (so a streamed list holds one page at a time). */
@@ -115,7 +125,7 @@ export class RunContext {
 
   /** A list printed as its pages arrive, in the chosen format (see printList). */
   async listWriter(view: View = {}): Promise<ListWriter> {
-    return listWriter(this.format, view, (t) => this.write(t), (m) => this.note(m));
+    return listWriter(this.format, this.fitted(view), (t) => this.write(t), (m) => this.note(m));
   }
 
   /**

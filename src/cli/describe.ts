@@ -4,9 +4,8 @@
  * Read-only calls through the Api, like every lookup.
  */
 import type { Api } from '../client/api.js';
+import { humanDate, thousands } from './output.js';
 import { pages } from './paging.js';
-
-export const thousands = (n: number) => n.toLocaleString('en-US');
 
 /** `27,190 memberships`, `1 member`. */
 export const counted = (n: number, one: string, many = `${one}s`) => `${thousands(n)} ${n === 1 ? one : many}`;
@@ -14,15 +13,6 @@ export const counted = (n: number, one: string, many = `${one}s`) => `${thousand
 /** Status letters as words, for people (JSON keeps the letters). */
 export const STATUS_WORDS: Record<string, string> = { a: 'active', e: 'error', o: 'opted out', f: 'forwarded', s: 'skipped' };
 export const statusWord = (letter: string) => STATUS_WORDS[letter] ?? letter;
-
-/** `@D:2026-12-01T09:00:00` (UTC) as a local, readable time: `2026-12-01 09:00`. */
-export function humanDate(wire: string): string {
-  const m = /^@D:(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})$/.exec(wire);
-  if (!m) return wire;
-  const d = new Date(`${m[1]}Z`);
-  const p = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
-}
 
 interface GroupCounts {
   group_name: string;

@@ -9,9 +9,65 @@ export type Format = (typeof FORMATS)[number];
 export interface View {
   /** Columns for table output of a list (all keys by default). Dotted paths reach into objects. */
   columns?: string[];
+  /** Words for a column's letters in a table (`mailing_status: {p: 'pending', …}`); JSON keeps the letters. */
+  words?: Record<string, Record<string, string>>;
+  /** The terminal's width: a table is fitted to it, long cells cut with …. */
+  width?: number;
+}
+
+/** Member statuses as people say them; every table shows these for member_status_id and a member's status. */
+const MEMBER_STATUS_WORDS: Record<string, string> = { a: 'active', e: 'error', o: 'opted out', f: 'forwarded', 'opt-out': 'opted out' };
+const DEFAULT_WORDS: Record<string, Record<string, string>> = { member_status_id: MEMBER_STATUS_WORDS, status: { 'opt-out': 'opted out' } };
+
+/** `@D:2026-12-01T09:00:00` (UTC on the wire) as a local, readable time: `2026-12-01 09:00`. */
+export function humanDate(wire: string): string {
+  const m = /^@D:(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})$/.exec(wire);
+  if (!m) return wire;
+  const d = new Date(`${m[1]}Z`);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+/** A value as a table shows it to people: readable dates, words for status letters. */
+function tableCell(v: unknown, column: string, view: View): string {
+  if (typeof v === 'string') {
+    const words = view.words?.[column] ?? DEFAULT_WORDS[column];
+    if (words?.[v]) return words[v];
+    if (v.startsWith('@D:')) return humanDate(v);
+  }
+  return cell(v);
+}
+
+/** Cuts a cell to `width` characters, ending in … when cut (one line: a cut cell's line breaks become spaces). */
+const cut = (text: string, width: number) => {
+  if (text.length <= width && !text.includes('\n')) return text;
+  const line = text.replace(/\s*\n\s*/g, ' ');
+  return line.length <= width ? line : `${line.slice(0, Math.max(width - 1, 0))}…`;
+};
+
+/**
+ * Column widths that fit a table in `width` characters: the widest columns give up
+ * room first, none below a few characters (a very narrow terminal may still wrap).
+ */
+export function fitWidths(natural: number[], width: number): number[] {
+  const widths = [...natural];
+  const frame = 3 * widths.length + 1;
+  let over = widths.reduce((a, b) => a + b, 0) + frame - width;
+  while (over > 0) {
+    const widest = Math.max(...widths);
+    if (widest <= 6) break;
+    const i = widths.indexOf(widest);
+    const second = Math.max(6, ...widths.filter((_, j) => j !== i));
+    const take = Math.min(over, Math.max(1, widest - second));
+    widths[i] -= take;
+    over -= take;
+  }
+  return widths;
 }
 
 type Row = Record<string, unknown>;
+
+export const thousands = (n: number) => n.toLocaleString('en-US');
 
 const isRow = (v: unknown): v is Row => !!v && typeof v === 'object' && !Array.isArray(v);
 
@@ -134,11 +190,21 @@ async function renderTable(value: unknown, view: View): Promise<string> {
     if (!value.length) return '(none)\n';
     if (!value.every(isRow)) return value.map((v) => cell(v)).join('\n') + '\n';
     const columns = view.columns ?? [...new Set(value.flatMap((r) => Object.keys(r as Row)))];
-    const table = new Table({ head: columns, chars: CHARS, style: { head: [], border: [] } });
-    for (const row of value as Row[]) table.push(columns.map((c) => cell(pick(row, c))));
+    let rows = (value as Row[]).map((row) => columns.map((c) => tableCell(pick(row, c), c, view)));
+    let head = columns;
+    if (view.width) {
+      const lineWidth = (t: string) => Math.max(...t.split('\n').map((l) => l.length));
+      const widths = fitWidths(columns.map((c, i) => Math.max(c.length, ...rows.map((r) => lineWidth(r[i])))), view.width);
+      rows = rows.map((r) => r.map((text, i) => cut(text, widths[i])));
+      head = columns.map((c, i) => cut(c, widths[i]));
+    }
+    const table = new Table({ head, chars: CHARS, style: { head: [], border: [] } });
+    for (const row of rows) table.push(row);
     return table.toString() + '\n';
   }
   const table = new Table({ chars: CHARS, style: { head: [], border: [] } });
-  for (const [k, v] of Object.entries(value)) table.push({ [k]: cell(v) });
+  const entries = Object.entries(value).map(([k, v]) => [k, tableCell(v, k, view)] as const);
+  const keyWidth = Math.max(...entries.map(([k]) => k.length));
+  for (const [k, text] of entries) table.push({ [k]: view.width ? cut(text, Math.max(view.width - keyWidth - 7, 10)) : text });
   return table.toString() + '\n';
 }

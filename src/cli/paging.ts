@@ -2,7 +2,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { Api } from '../client/api.js';
 import type { QueryValue } from '../client/transport.js';
 import type { RunContext } from './context.js';
-import type { View } from './output.js';
+import { thousands, type View } from './output.js';
 
 /** The longest window a list answers (the spec's default end of 500). */
 export const PAGE_SIZE = 500;
@@ -99,7 +99,6 @@ export function listOptions(cmd: Command, shape: ListShape = {}): Command {
   });
 }
 
-const thousands = (n: number) => n.toLocaleString('en-US');
 
 /**
  * Prints a list: one window by default, every record with --all, at most N with
