@@ -4,7 +4,7 @@ import type { Api } from '../src/client/api.js';
 import { action, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
 import { describeMailing } from '../src/cli/describe.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
-import { collect, collectList, groupIds, memberId, parseIds, searchId, subscriptionId } from '../src/cli/resolve.js';
+import { collect, collectList, fieldSuggestion, groupIds, mailingId as mailingRef, memberId, parseIds, searchId, subscriptionId } from '../src/cli/resolve.js';
 
 const MAILING_COLUMNS = [
   'mailing_id',
@@ -242,9 +242,20 @@ interface TagProblem {
 }
 
 async function printTagProblems(ctx: RunContext, problems: TagProblem[]) {
+  // An unknown member field gets a suggestion from the account's fields (the answer itself stays the service's).
+  const api = await ctx.api();
+  const hints = await Promise.all(
+    problems.map(async (p) => {
+      const field = /unknown member field "([^"]+)"/.exec(p.reason)?.[1];
+      return field ? fieldSuggestion(api, field) : '';
+    }),
+  );
   if (ctx.format === 'table')
-    ctx.stdout.write(problems.map((p) => `${p.part}:${p.line}:${p.column}: ${p.reason}: ${p.tag}\n`).join(''));
-  else await ctx.print(problems);
+    ctx.stdout.write(problems.map((p, i) => `${p.part}:${p.line}:${p.column}: ${p.reason}${hints[i]}: ${p.tag}\n`).join(''));
+  else {
+    await ctx.print(problems);
+    problems.forEach((p, i) => hints[i] && ctx.note(`${p.part}:${p.line}:${p.column}: ${p.reason}${hints[i]}`));
+  }
   ctx.stderr.write(
     `amsg: ${problems.length} invalid personalization tag${problems.length === 1 ? '' : 's'} (part:line:column); fix them and validate again\n`,
   );
@@ -363,8 +374,8 @@ export function register(mailings: Command) {
       .option('--subscription-names', 'name the subscriptions')
       .action(
         action(async (ctx, id: string, o: { segmentNames?: boolean; subscriptionNames?: boolean }) => {
-          const mailingId = numericId(id, 'MAILING');
           const api = await ctx.api();
+          const mailingId = await mailingRef(api, id);
           const query = { include_segment_names: o.segmentNames, include_subscription_names: o.subscriptionNames };
           await ctx.print(await api.get(`/mailings/${mailingId}`, query));
         }),
@@ -463,9 +474,9 @@ export function register(mailings: Command) {
       .option('--timeout <seconds|1h>', 'stop waiting after this long (exit 1)')
       .action(
         action(async (ctx, id: string, o: { timeout?: string }) => {
-          const mailingId = numericId(id, 'MAILING');
           const timeout = timeoutMs(o.timeout);
           const api = await ctx.api();
+          const mailingId = await mailingRef(api, id);
           await reportSettled(ctx, api, mailingId, timeout);
         }),
       ),
@@ -478,8 +489,8 @@ export function register(mailings: Command) {
       .description('cancel a pending or paused mailing (asks first; --yes off a terminal)')
       .action(
         action(async (ctx, id: string) => {
-          const mailingId = numericId(id, 'MAILING');
           const api = await ctx.api();
+          const mailingId = await mailingRef(api, id);
           await ctx.confirm(`cancel ${await describeMailing(api, mailingId)}`);
           await ctx.done(await api.delete(`/mailings/cancel/${mailingId}`), `Canceled mailing ${mailingId}.`);
         }),
@@ -494,8 +505,8 @@ export function register(mailings: Command) {
         .description(description)
         .action(
           action(async (ctx, id: string) => {
-            const mailingId = numericId(id, 'MAILING');
             const api = await ctx.api();
+            const mailingId = await mailingRef(api, id);
             const m = await api.put<MailingRecord>(`/mailings/${mailingId}`, { status: word });
             await ctx.done(m, `${past} mailing ${mailingId}: now ${STATUS_NAMES[m.mailing_status] ?? m.mailing_status} (${m.mailing_status}).`);
           }),
@@ -516,8 +527,8 @@ export function register(mailings: Command) {
       .description('archive a mailing: it leaves the list (see --archived); its status stays')
       .action(
         action(async (ctx, id: string) => {
-          const mailingId = numericId(id, 'MAILING');
           const api = await ctx.api();
+          const mailingId = await mailingRef(api, id);
           await ctx.done(await api.delete(`/mailings/${mailingId}`), `Archived mailing ${mailingId}.`);
         }),
       ),
@@ -536,9 +547,9 @@ export function register(mailings: Command) {
       .option('--timeout <seconds|1h>', 'with --wait: stop waiting after this long (exit 1)')
       .action(
         action(async (ctx, id: string, o: AudienceFlags & { sender?: string; suppressSegment?: string[]; wait?: boolean; timeout?: string }) => {
-          const mailingId = numericId(id, 'MAILING');
           const timeout = waitFlags(o);
           const api = await ctx.api();
+          const mailingId = await mailingRef(api, id);
           const created = await api.post<{ mailing_id: number }>(`/mailings/${mailingId}`, {
             sender: o.sender,
             ...(await audienceBody(api, ctx, o)),
@@ -559,8 +570,8 @@ export function register(mailings: Command) {
       .option('--wait', 'wait until the forward is sent and print it')
       .action(
         action(async (ctx, id: string, memberRef: string, o: { to: string[]; headsUp?: string[]; wait?: boolean }) => {
-          const mailingId = numericId(id, 'MAILING');
           const api = await ctx.api();
+          const mailingId = await mailingRef(api, id);
           const member = await memberId(api, memberRef);
           const created = await api.post<{ mailing_id: number }>(`/forwards/${mailingId}/${member}`, {
             recipient_emails: o.to,
@@ -608,8 +619,8 @@ export function register(mailings: Command) {
       .addOption(new Option('--type <part>', 'the part to show').choices(MESSAGE_TYPES).default('all'))
       .action(
         action(async (ctx, id: string, memberRef: string, o: { type: string }) => {
-          const mailingId = numericId(id, 'MAILING');
           const api = await ctx.api();
+          const mailingId = await mailingRef(api, id);
           const member = await memberId(api, memberRef);
           await printMessage(ctx, await api.get(`/mailings/${mailingId}/messages/${member}`, { type: o.type }));
         }),
@@ -623,9 +634,9 @@ export function register(mailings: Command) {
       .description("declare a split test's winning variant: the rest of the audience gets its content")
       .action(
         action(async (ctx, id: string, winner: string) => {
-          const mailingId = numericId(id, 'MAILING');
           const winnerId = numericId(winner, 'VARIANT');
           const api = await ctx.api();
+          const mailingId = await mailingRef(api, id);
           await ctx.done(await api.post(`/mailings/${mailingId}/winner/${winnerId}`, {}), `Variant ${winnerId} wins split test ${mailingId}.`);
         }),
       ),
@@ -638,7 +649,7 @@ export function register(mailings: Command) {
       listOptions(mailings.command(`${name} <mailing>`).description(description), { windowed: paged })
         .action(
           action(async (ctx, id: string, o: ListFlags) => {
-            const mailingId = numericId(id, 'MAILING');
+            const mailingId = await mailingRef(await ctx.api(), id);
             await printList(ctx, `/mailings/${mailingId}${path}`, {}, o, { columns }, { windowed: paged, allByDefault: true });
           }),
         ),
@@ -657,8 +668,8 @@ export function register(mailings: Command) {
       .option('--suppressed', 'the suppressed searches and segments instead')
       .action(
         action(async (ctx, id: string, o: { suppressed?: boolean }) => {
-          const mailingId = numericId(id, 'MAILING');
           const api = await ctx.api();
+          const mailingId = await mailingRef(api, id);
           await ctx.print(await api.get(`/mailings/${mailingId}/${o.suppressed ? 'suppressed_searches' : 'searches'}`));
         }),
       ),

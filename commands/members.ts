@@ -1,8 +1,8 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { action, dryRunOption, examples, EXIT, NotFoundError, UsageError, type RunContext } from '../src/cli/context.js';
 import { counted, countWhere, describeGroup, describeMember, describeMembers, statusWord } from '../src/cli/describe.js';
 import { seg, type Api } from '../src/client/api.js';
-import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
+import { listOptions, pages, PAGE_SIZE, printList, wholeNumber, type ListFlags } from '../src/cli/paging.js';
 import {
   collect,
   collectList,
@@ -37,20 +37,36 @@ export function register(members: Command) {
         .option('--deleted', 'include archived members')
         .option('--deleted-only', 'only archived members')
         .option('--deleted-range <from~to>', 'archived in a date range: YYYY-MM-DD~YYYY-MM-DD, either side optional')
-        .option('--exclude-fields', 'base attributes only'),
+        .option('--exclude-fields', 'base attributes only')
+        .option('--email-contains <text>', 'only members whose address contains this text (case-insensitive; reads the list page by page)'),
       { countable: true },
     ).action(
-      action(async (ctx, o: ListFlags & { deleted?: boolean; deletedOnly?: boolean; deletedRange?: string; excludeFields?: boolean }) => {
+      action(async (ctx, o: ListFlags & { deleted?: boolean; deletedOnly?: boolean; deletedRange?: string; excludeFields?: boolean; emailContains?: string }) => {
         const query = {
           deleted: o.deleted,
           deleted_only: o.deletedOnly,
           deleted_range: o.deletedRange,
           exclude_fields: o.excludeFields,
         };
+        if (o.emailContains !== undefined) return findMembers(ctx, o.emailContains, query, { ...o, limit: o.all ? undefined : (o.limit ?? PAGE_SIZE) });
         await printList(ctx, '/members', query, o, { columns: MEMBER_COLUMNS }, { countable: true });
       }),
     ),
     ['amsg members list', 'amsg members list --all --output csv > members.csv', 'amsg members list --deleted-range 2026-01-01~ --json', 'amsg members list --count'],
+  );
+
+  examples(
+    members
+      .command('find <text>')
+      .description('members whose e-mail address contains TEXT (case-insensitive), archived ones too; the first 20 unless --limit or --all')
+      .option('--all', 'every match')
+      .addOption(new Option('--limit <n>', 'at most this many matches (default 20)').argParser(wholeNumber(1)))
+      .action(
+        action(async (ctx, text: string, o: ListFlags) => {
+          await findMembers(ctx, text, { deleted: true }, { ...o, limit: o.all ? undefined : (o.limit ?? 20) });
+        }),
+      ),
+    ['amsg members find tina.mueller', 'amsg members find @example.org --all --output csv'],
   );
 
   examples(
@@ -148,15 +164,17 @@ export function register(members: Command) {
 
   examples(
     members
-      .command('optout <email>')
-      .description('opt a member out (true also when already opted out)')
+      .command('optout <member>')
+      .description('opt a member out, by e-mail address or id (true also when already opted out)')
       .action(
-        action(async (ctx, email: string) => {
+        action(async (ctx, ref: string) => {
           const api = await ctx.api();
+          // The service opts out by address: an id is looked up first, as every member command takes one.
+          const email = /^\d+$/.test(ref) ? (await api.get<{ email: string }>(`/members/${ref}`)).email : ref;
           await ctx.done(await api.put(`/members/email/optout/${seg(email)}`), `Opted out ${email}.`);
         }),
       ),
-    ['amsg members optout ada@example.com'],
+    ['amsg members optout ada@example.com', 'amsg members optout 42'],
   );
 
   examples(
@@ -462,6 +480,34 @@ export function register(members: Command) {
       ),
     ['amsg members imports members 3 --added-only'],
   );
+}
+
+/**
+ * Members whose address contains `text`. The service has no such filter (and a
+ * substring match cannot use an index), so the list is read page by page and
+ * filtered here, stopping as soon as enough are found.
+ */
+async function findMembers(ctx: RunContext, text: string, query: Record<string, boolean | string | undefined>, o: ListFlags) {
+  if (!text.trim()) throw new UsageError('give some text of the address to look for');
+  const needle = text.trim().toLowerCase();
+  const api = await ctx.api();
+  const out = await ctx.listWriter({ columns: MEMBER_COLUMNS });
+  const wanted = o.limit ?? Infinity;
+  let found = 0;
+  let more = false;
+  for await (const page of pages<{ email: string }>(api, '/members', { ...query, exclude_fields: query.exclude_fields })) {
+    const hits = page.filter((m) => m.email.toLowerCase().includes(needle));
+    const take = hits.slice(0, wanted - found);
+    await out.write(take);
+    found += take.length;
+    if (found >= wanted) {
+      more = hits.length > take.length || page.length === PAGE_SIZE;
+      break;
+    }
+  }
+  await out.end();
+  if (!found) ctx.note(`no member's address contains "${text}"`);
+  else if (more) ctx.note(`the first ${found} matches shown; --all finds every one`);
 }
 
 const IMPORT_COLUMNS = [

@@ -97,6 +97,11 @@ export class RunContext {
     })());
   }
 
+  /** True once the Api has been asked for (a failure may then look things up to explain itself). */
+  get connected(): boolean {
+    return this.apiPromise !== undefined;
+  }
+
   /** A line for people on stderr (suppressed by --quiet). */
   note(message: string) {
     if (!this.quiet) this.stderr.write(`amsg: ${message}\n`);
@@ -280,7 +285,12 @@ export function action<A extends unknown[]>(fn: ActionFn<A>) {
     const ctx = new RunContext(cmd.optsWithGlobals() as GlobalOptions);
     try {
       await fn(ctx, ...(args.slice(0, -1) as A));
-    } catch (err) {
+    } catch (caught) {
+      let err = caught;
+      if (err instanceof ApiError && ctx.connected) {
+        const { explainRefusal } = await import('./resolve.js');
+        err = await explainRefusal(await ctx.api(), err).catch(() => err);
+      }
       const failure = describeFailure(err);
       let json = false;
       try {

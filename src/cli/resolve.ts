@@ -179,3 +179,48 @@ export function statusLetter(value: string, allowed: string[]): string {
     throw new UsageError(`status must be one of ${allowed.join(', ')} (or active, error, optout), got "${value}"`);
   return letter;
 }
+
+/** `unknown field "firstname"` → ` (did you mean first_name?)`, from the account's fields; nothing when none is close. */
+export async function fieldSuggestion(api: Api, name: string): Promise<string> {
+  const fields = await api.get<{ shortcut_name: string }[]>('/fields').catch(() => []);
+  const similar = similarNames(name, fields.map((f) => f.shortcut_name));
+  return similar.length ? ` (did you mean ${similar.join(' or ')}?)` : '';
+}
+
+/** A mailing id for an id or a name (case-insensitive; archived and canceled ones too), refused when the name is ambiguous. */
+export async function mailingId(api: Api, ref: string): Promise<number> {
+  if (isId(ref)) return Number(ref);
+  const mailings = await api.get<{ mailing_id: number; name: string }[]>('/mailings', { include_archived: true, mailing_types: 'm,t,r,s,c', mailing_statuses: 'p,a,i,s,x,c,w,u,f' });
+  const found = mailings.filter((m) => m.name.toLowerCase() === ref.toLowerCase());
+  if (found.length > 1)
+    throw new UsageError(`${found.length} mailings are named "${ref}" (${found.map((m) => m.mailing_id).join(', ')}): give the id`);
+  if (!found.length)
+    throw new NotFoundError(`no mailing named "${ref}" (see amsg mailings list)${didYouMean(ref, mailings.map((m) => m.name))}`, 'mailing');
+  return found[0].mailing_id;
+}
+
+/**
+ * Adds what the service could not know to its refusal: a suggestion for an unknown
+ * field name, and that a member not found is archived (and how to see it). Runs once
+ * for every command's failure (see action() in context.ts); it only reads.
+ */
+export async function explainRefusal(api: Api, err: ApiError): Promise<ApiError> {
+  const field = /unknown (?:member )?field "([^"]+)"/.exec(err.message)?.[1];
+  if (err.status === 400 && field) {
+    const hint = await fieldSuggestion(api, field);
+    if (hint) return new ApiError(err.status, `${err.message}${hint}`, withoutError(err.body));
+  }
+  const member = /^member (\S+) not found$/.exec(err.message)?.[1];
+  if (err.status === 404 && member) {
+    const path = isId(member) ? `/members/${member}` : `/members/email/${seg(member)}`;
+    const archived = await api.get<{ deleted_at: string | null }>(path, { deleted: true }).catch(() => undefined);
+    if (archived?.deleted_at)
+      return new ApiError(404, `${err.message}: it is archived (amsg members get ${member} --deleted shows it)`, withoutError(err.body));
+  }
+  return err;
+}
+
+const withoutError = (body: Record<string, unknown>) => {
+  const { error: _e, ...details } = body;
+  return details;
+};

@@ -235,9 +235,10 @@ describe.each<Mode>(['local', 'remote'])('amsg mailings, triggers, sim (%s)', (m
     const badStatus = await run('mailings', 'list', '--status', 'sent');
     expect(badStatus.exitCode).toBe(2);
     expect(badStatus.stderr).toContain('--status takes p (pending), a (paused)');
+    // A mailing is named by id or by name; a name that matches none is not found (1).
     const badId = await run('mailings', 'cancel', 'May', '--yes');
-    expect(badId.exitCode).toBe(2);
-    expect(badId.stderr).toContain('MAILING is a numeric id, got "May"');
+    expect(badId.exitCode).toBe(1);
+    expect(badId.stderr).toContain('no mailing named "May" (see amsg mailings list); did you mean "May news"?');
   });
 
   test('archive hides a mailing from the list; its status stays', async () => {
