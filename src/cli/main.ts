@@ -17,6 +17,8 @@ import * as exportsCommand from '../../commands/exports.js';
 import * as mailings from '../../commands/mailings.js';
 import * as triggers from '../../commands/triggers.js';
 import * as sim from '../../commands/sim.js';
+import * as completion from '../../commands/completion.js';
+import * as versionCommand from '../../commands/version.js';
 
 /**
  * The top-level commands: name, one-line description, and the module that defines
@@ -41,6 +43,8 @@ const COMMANDS: Record<string, [description: string, module: { register(cmd: Com
   serve: ['serve the local database over HTTP (HTTP Basic auth with an API key pair)', serve],
   config: ['configuration profiles', config],
   api: ['the raw service interface: OpenAPI document, single requests', api],
+  completion: ['print a shell completion script: amsg completion bash|zsh|fish', completion],
+  version: ['print the version (as --version does)', versionCommand],
 };
 
 /** Global options that take a value, so the command name can be found after them. */
@@ -69,7 +73,12 @@ function outputFlags(args: string[]): { json?: boolean; output?: string } {
   return out;
 }
 
-export function buildProgram(version: string, args: string[] = [], env: NodeJS.ProcessEnv = process.env): Command {
+/** Every command registered, with all its subcommands and flags: what `amsg completion` describes. */
+export function fullProgram(version: string): Command {
+  return buildProgram(version, [], process.env, true);
+}
+
+export function buildProgram(version: string, args: string[] = [], env: NodeJS.ProcessEnv = process.env, everyCommand = false): Command {
   const program = new Command('amsg')
     .description('Administer the audience-messaging service: remotely over HTTP, or locally over a SQLite file.')
     .version(version)
@@ -113,7 +122,7 @@ Examples:
     const cmd = program.command(name).description(description);
     // The other commands stay bare: enough for the top-level help and for
     // commander to tell a known command from a typo.
-    if (name === wanted) module.register(cmd);
+    if (name === wanted || everyCommand) module.register(cmd);
   }
   // Every command reports usage errors with exit code 2 instead of exiting itself.
   const override = (cmd: Command) => {

@@ -61,6 +61,26 @@ describe.each<Mode>(['local', 'remote'])('tables for people (%s)', (mode) => {
   });
 });
 
+describe.each<Mode>(['local', 'remote'])('csv (%s)', (mode) => {
+  const box = new Sandbox(mode);
+  beforeAll(async () => {
+    await box.start();
+    expect((await box.amsg('members', 'add', 'plain@example.com')).exitCode).toBe(0);
+    expect((await box.amsg('members', 'add', 'phone@example.com', '--phone', '+4791234567', '--sms-promotional', 'a')).exitCode).toBe(0);
+  }, 30_000);
+  afterAll(() => box.stop());
+
+  test('CSV flattens an object into its children, without an empty parent column beside them', async () => {
+    const r = await box.amsg('members', 'list', '--output', 'csv');
+    const [header, plain, phone] = r.stdout.split('\n');
+    const columns = header.split(',');
+    expect(columns).not.toContain('sms');
+    expect(columns).toEqual(expect.arrayContaining(['sms.phone_number', 'sms.promotional_status']));
+    expect(plain.split(',')[columns.indexOf('sms.phone_number')]).toBe('');
+    expect(phone.split(',')[columns.indexOf('sms.phone_number')]).toBe('+4791234567');
+  });
+});
+
 test('the two modes draw the same tables', () => {
   expect(transcriptView(transcripts.remote)).toEqual(transcriptView(transcripts.local));
 });
