@@ -662,15 +662,18 @@ export function register(mailings: Command) {
   readCommand('headsup', 'the heads-up copies of a mailing, with when they were sent', '/headsup');
 
   examples(
-    mailings
-      .command('searches <mailing>')
-      .description('the searches and segments a mailing goes to (or, with --suppressed, keeps out)')
-      .option('--suppressed', 'the suppressed searches and segments instead')
+    listOptions(
+      mailings
+        .command('searches <mailing>')
+        .description('the searches and segments a mailing goes to (or, with --suppressed, keeps out)')
+        .option('--suppressed', 'the suppressed searches and segments instead'),
+      { windowed: false },
+    )
       .action(
-        action(async (ctx, id: string, o: { suppressed?: boolean }) => {
+        action(async (ctx, id: string, o: ListFlags & { suppressed?: boolean }) => {
           const api = await ctx.api();
           const mailingId = await mailingRef(api, id);
-          await ctx.print(await api.get(`/mailings/${mailingId}/${o.suppressed ? 'suppressed_searches' : 'searches'}`));
+          await printList(ctx, `/mailings/${mailingId}/${o.suppressed ? 'suppressed_searches' : 'searches'}`, {}, o, {}, { windowed: false });
         }),
       ),
     ['amsg mailings searches 12', 'amsg mailings searches 12 --suppressed'],

@@ -178,13 +178,11 @@ export function register(members: Command) {
   );
 
   examples(
-    members
-      .command('optouts <member>')
-      .description("a member's opt-out history")
+    listOptions(members.command('optouts <member>').description("a member's opt-out history"), { windowed: false })
       .action(
-        action(async (ctx, ref: string) => {
+        action(async (ctx, ref: string, o: ListFlags) => {
           const api = await ctx.api();
-          await ctx.print(await api.get(`/members/${await memberId(api, ref)}/optout`));
+          await printList(ctx, `/members/${await memberId(api, ref)}/optout`, {}, o, {}, { windowed: false });
         }),
       ),
     ['amsg members optouts ada@example.com'],
