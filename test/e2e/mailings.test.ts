@@ -292,7 +292,7 @@ describe.each<Mode>(['local', 'remote'])('amsg mailings, triggers, sim (%s)', (m
     expect(bad.stderr).toContain('4 invalid personalization tags (part:line:column); fix them and validate again');
     const table = await run('mailings', 'validate', '--html', file('bad.html'), '-o', 'table');
     expect(table.exitCode).toBe(1);
-    expect(table.stdout.split('\n')[0]).toBe('html_body:1:7: unknown member field "frist_name": [% member:frist_name %]');
+    expect(table.stdout.split('\n')[0]).toBe('html_body:1:7: unknown member field "frist_name" (did you mean first_name?): [% member:frist_name %]');
     // A create with bad tags is refused the same way, and creates nothing.
     const create = await run('mailings', 'create', '--name', 'x', '--subject', 'x', '--sender', 'a@example.com', '--html', file('bad.html'), '--group', 'Newsletter');
     expect(create.exitCode).toBe(1);
@@ -463,7 +463,8 @@ describe.each<Mode>(['local', 'remote'])('amsg mailings, triggers, sim (%s)', (m
   test('tables for people, help with examples', async () => {
     const table = await run('mailings', 'list', '-o', 'table');
     expect(table.stdout).toContain('│ mailing_id │ mailing_type │ mailing_status │ name');
-    expect(table.stdout).toMatch(/│ 1\s+│ m\s+│ c\s+│ May news\s+│/);
+    // Status letters as words for people (JSON keeps the letter).
+    expect(table.stdout).toMatch(/│ 1\s+│ m\s+│ complete\s+│ May news\s+│/);
     expect((await run('mailings', 'archive', '2', '-o', 'table')).stdout).toBe('Archived mailing 2.');
     expect((await run('mailings', 'wait', '1', '-o', 'table')).stdout).toBe('Mailing 1 is complete: sent to 2 recipients.');
     expect((await run('sim', 'open', '1', '1', '-o', 'table')).stdout).toBe('Recorded an open of mailing 1 by member 1.');
