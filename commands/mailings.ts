@@ -487,11 +487,14 @@ export function register(mailings: Command) {
     mailings
       .command('cancel <mailing>')
       .description('cancel a pending or paused mailing (asks first; --yes off a terminal)')
+      .option('--dry-run', 'say what would be canceled, and cancel nothing')
       .action(
-        action(async (ctx, id: string) => {
+        action(async (ctx, id: string, o: { dryRun?: boolean }) => {
           const api = await ctx.api();
           const mailingId = await mailingRef(api, id);
-          await ctx.confirm(`cancel ${await describeMailing(api, mailingId)}`);
+          const what = `cancel ${await describeMailing(api, mailingId)}`;
+          if (o.dryRun) return ctx.wouldChange(what, 1);
+          await ctx.confirm(what);
           await ctx.done(await api.delete(`/mailings/cancel/${mailingId}`), `Canceled mailing ${mailingId}.`);
         }),
       ),

@@ -118,11 +118,13 @@ the search is saved and refreshed in the background after the audience changes (
     searches
       .command('delete <search>')
       .description('delete a saved search (refused while another search uses it)')
+      .option('--dry-run', 'say what would be deleted, and delete nothing')
       .action(
-        action(async (ctx, ref: string) => {
+        action(async (ctx, ref: string, o: { dryRun?: boolean }) => {
           const api = await ctx.api();
           const id = await searchId(api, ref);
           const search = await api.get<{ name: string }>(`/searches/${id}`);
+          if (o.dryRun) return ctx.wouldChange(`delete search "${search.name}" (${id})`, 1);
           await ctx.confirm(`delete search "${search.name}" (${id})`);
           await ctx.done(await api.delete(`/searches/${id}`), `Deleted search ${id}.`);
         }),

@@ -70,6 +70,13 @@ describe.each<Mode>(['local', 'remote'])('finding things (%s)', (mode) => {
       json('mailings', 'create', '--name', name, '--subject', 'S', '--sender', 'news@example.com', '--html', html, '--group', 'Gold', '--send-at', '2027-01-01T09:00:00Z');
     expect(await create('Spring sale')).toEqual({ mailing_id: 1 });
     expect((await json('mailings', 'get', 'spring SALE')).mailing_id).toBe(1);
+    // The prompt's description, as a dry run: the name, and when it was to go out (local time; the suite's is UTC).
+    expect(await json('mailings', 'cancel', 'Spring sale', '--dry-run')).toEqual({
+      dry_run: true,
+      would: 'cancel mailing 1 "Spring sale", scheduled for 2027-01-01 09:00',
+      count: 1,
+    });
+    expect((await json('mailings', 'get', '1')).mailing_status).toBe('p');
     await create('Twice');
     await create('Twice');
     const ambiguous = await run('mailings', 'get', 'Twice');
