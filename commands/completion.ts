@@ -1,6 +1,5 @@
 import { Argument, Command } from 'commander';
 import { action, examples } from '../src/cli/context.js';
-import { VERSION } from '../src/version.js';
 
 export function register(completion: Command) {
   examples(
@@ -9,7 +8,11 @@ export function register(completion: Command) {
       .action(
         action(async (ctx, shell: string) => {
           // Every command is registered here (a normal run registers only its own), so the script covers them all.
-          const [{ fullProgram }, scripts] = await Promise.all([import('../src/cli/main.js'), import('../src/cli/completion.js')]);
+          const [{ fullProgram }, scripts, { VERSION }] = await Promise.all([
+            import('../src/cli/main.js'),
+            import('../src/cli/completion.js'),
+            import('../src/version.js'),
+          ]);
           const program = fullProgram(VERSION);
           const script = shell === 'bash' ? scripts.bashScript(program) : shell === 'zsh' ? scripts.zshScript(program) : scripts.fishScript(program);
           ctx.stdout.write(script);
