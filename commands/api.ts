@@ -13,7 +13,7 @@ export function register(api: Command) {
       .description('the OpenAPI document generated from the route table')
       .action(
         action(async (ctx) => {
-          const client = await ctx.api();
+          const client = await ctx.api({ anonymous: true });
           await ctx.print(await client.transport.request({ method: 'GET', path: '/openapi.json' }));
         }),
       ),

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import type { Api } from '../src/client/api.js';
 import { action, examples, UsageError, type RunContext } from '../src/cli/context.js';
 import { isStdout, saveDownload } from '../src/cli/download.js';
@@ -110,15 +111,13 @@ export function register(cmd: Command) {
   );
 
   examples(
-    cmd
-      .command('list')
+    listOptions(cmd.command('list'), { windowed: false })
       .description('exports created over the past seven days')
       .option('--type <a|m>', 'a audience exports (default), m individual member exports', 'a')
       .action(
-        action(async (ctx, o: { type: string }) => {
+        action(async (ctx, o: ListFlags & { type: string }) => {
           if (o.type !== 'a' && o.type !== 'm') throw new UsageError(`--type must be a or m, got "${o.type}"`);
-          const api = await ctx.api();
-          await ctx.print(await api.get('/exports', { export_type: o.type }), { columns: EXPORT_COLUMNS });
+          await printList(ctx, '/exports', { export_type: o.type }, o, { columns: EXPORT_COLUMNS }, { windowed: false });
         }),
       ),
     ['amsg exports list', 'amsg exports list --type m --output table'],

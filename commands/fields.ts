@@ -1,7 +1,9 @@
 import { Command } from 'commander';
-import { action, examples, UsageError } from '../src/cli/context.js';
-import { collect, fieldId } from '../src/cli/resolve.js';
+import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
+import { action, dryRunOption, examples, UsageError } from '../src/cli/context.js';
+import { counted, countWhere } from '../src/cli/describe.js';
 import type { Api } from '../src/client/api.js';
+import { collect, fieldId } from '../src/cli/resolve.js';
 
 const FIELD_COLUMNS = ['field_id', 'shortcut_name', 'display_name', 'field_type', 'widget_type', 'options', 'column_order'];
 
@@ -161,14 +163,10 @@ export function register(fields: Command) {
   registerRelationships(fields.command('relationships'));
 
   examples(
-    fields
-      .command('list')
-      .description('list fields in column order')
-      .option('--deleted', 'include deleted fields')
+    listOptions(fields.command('list').description('list fields in column order').option('--deleted', 'include deleted fields'), { windowed: false })
       .action(
-        action(async (ctx, o: { deleted?: boolean }) => {
-          const api = await ctx.api();
-          await ctx.print(await api.get('/fields', { deleted: o.deleted }), { columns: FIELD_COLUMNS });
+        action(async (ctx, o: ListFlags & { deleted?: boolean }) => {
+          await printList(ctx, '/fields', { deleted: o.deleted }, o, { columns: FIELD_COLUMNS }, { windowed: false });
         }),
       ),
     ['amsg fields list'],
@@ -229,14 +227,14 @@ export function register(fields: Command) {
   );
 
   examples(
-    fields
-      .command('delete <field>')
-      .description('delete a field and every member value of it')
+    dryRunOption(fields.command('delete <field>').description('delete a field and every member value of it'))
       .action(
-        action(async (ctx, ref: string) => {
+        action(async (ctx, ref: string, o: { dryRun?: boolean }) => {
           const api = await ctx.api();
           const id = await fieldId(api, ref);
-          await ctx.confirm(`delete field ${ref} and its values for every member`);
+          const what = await fieldChange(api, id, 'delete', o.dryRun);
+          if (o.dryRun) return ctx.wouldChange(what.phrase, what.count);
+          await ctx.confirm(what.phrase);
           await ctx.done(await api.delete(`/fields/${id}`), `Deleted field ${id}.`);
         }),
       ),
@@ -244,17 +242,32 @@ export function register(fields: Command) {
   );
 
   examples(
-    fields
-      .command('clear <field>')
-      .description("clear the field's value for every member")
+    dryRunOption(fields.command('clear <field>').description("clear the field's value for every member"))
       .action(
-        action(async (ctx, ref: string) => {
+        action(async (ctx, ref: string, o: { dryRun?: boolean }) => {
           const api = await ctx.api();
           const id = await fieldId(api, ref);
-          await ctx.confirm(`clear field ${ref} for every member`);
+          const what = await fieldChange(api, id, 'clear', o.dryRun);
+          if (o.dryRun) return ctx.wouldChange(what.phrase, what.count);
+          await ctx.confirm(what.phrase);
           await ctx.done(await api.post(`/fields/${id}/clear`, {}), `Cleared field ${id}.`);
         }),
       ),
     ['amsg fields clear city --yes'],
   );
+}
+
+/**
+ * What clearing or deleting a field touches, for its prompt and its dry run; the
+ * dry run counts the members that hold a value (read-only, a page at a time).
+ */
+async function fieldChange(api: Api, id: number, verb: 'clear' | 'delete', count = false) {
+  const field = await api.get<{ shortcut_name: string }>(`/fields/${id}`);
+  const name = field.shortcut_name;
+  const holders = count
+    ? await countWhere<{ fields?: Record<string, unknown> }>(api, '/members', { deleted: true }, (m) => (m.fields?.[name] ?? null) !== null)
+    : undefined;
+  const values = holders === undefined ? 'every member' : counted(holders, 'member');
+  const phrase = verb === 'clear' ? `clear field "${name}" (${id}) for ${values}` : `delete field "${name}" (${id}) and its values for ${values}`;
+  return { phrase, count: holders ?? null };
 }

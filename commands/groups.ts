@@ -1,7 +1,8 @@
 import { Command } from 'commander';
-import { action, examples } from '../src/cli/context.js';
+import { action, dryRunOption, examples } from '../src/cli/context.js';
+import { counted, describeGroup, statusWord } from '../src/cli/describe.js';
 import { collectList, groupId, memberId, statusLetter } from '../src/cli/resolve.js';
-import { allPages } from '../src/cli/paging.js';
+import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 
 const GROUP_COLUMNS = ['member_group_id', 'group_name', 'group_type', 'active_count', 'error_count', 'optout_count'];
 const MEMBER_COLUMNS = ['member_id', 'email', 'status', 'fields', 'member_since'];
@@ -9,19 +10,17 @@ const MEMBER_COLUMNS = ['member_id', 'email', 'status', 'fields', 'member_since'
 export function register(groups: Command) {
 
   examples(
-    groups
-      .command('list')
-      .description('list groups with active, error and opt-out counts')
-      .option('--type <letters>', 'group types, e.g. g,h,s (default g)')
-      .option('--count', 'print only how many there are')
-      .action(
-        action(async (ctx, o: { type?: string; count?: boolean }) => {
-          const api = await ctx.api();
-          // Every group, a window at a time (the service answers 500 at most per request).
-          const answer = o.count ? await api.get('/groups', { group_types: o.type, count: true }) : await allPages(api, '/groups', { group_types: o.type });
-          await ctx.print(answer, { columns: GROUP_COLUMNS });
-        }),
-      ),
+    listOptions(
+      groups
+        .command('list')
+        .description('list groups with active, error and opt-out counts (every group unless --limit or --start)')
+        .option('--type <letters>', 'group types, e.g. g,h,s (default g)'),
+      { countable: true },
+    ).action(
+      action(async (ctx, o: ListFlags & { type?: string }) => {
+        await printList(ctx, '/groups', { group_types: o.type }, o, { columns: GROUP_COLUMNS }, { countable: true, allByDefault: true });
+      }),
+    ),
     ['amsg groups list', 'amsg groups list --json | jq ".[].group_name"'],
   );
 
@@ -69,14 +68,15 @@ export function register(groups: Command) {
   );
 
   examples(
-    groups
-      .command('delete <group>')
-      .description('delete a group (its members stay; only the memberships go)')
+    dryRunOption(groups.command('delete <group>').description('delete a group (its members stay; only the memberships go)'))
       .action(
-        action(async (ctx, ref: string) => {
+        action(async (ctx, ref: string, o: { dryRun?: boolean }) => {
           const api = await ctx.api();
           const id = await groupId(api, ctx, ref);
-          await ctx.confirm(`delete group ${id}`);
+          const group = await describeGroup(api, id);
+          const what = `delete ${group.label} and its ${counted(group.members, 'membership')}`;
+          if (o.dryRun) return ctx.wouldChange(what, group.members);
+          await ctx.confirm(what);
           await ctx.done(await api.delete(`/groups/${id}`), `Deleted group ${id}.`);
         }),
       ),
@@ -84,22 +84,20 @@ export function register(groups: Command) {
   );
 
   examples(
-    groups
-      .command('members <group>')
-      .description("a group's members")
-      .option('--deleted', 'include archived members')
-      .option('--start <n>', 'zero-based start of the window')
-      .option('--end <n>', 'end of the window (default start+500)')
-      .action(
-        action(async (ctx, ref: string, o: { deleted?: boolean; start?: string; end?: string }) => {
-          const api = await ctx.api();
-          const id = await groupId(api, ctx, ref);
-          await ctx.print(await api.get(`/groups/${id}/members`, { deleted: o.deleted, start: o.start, end: o.end }), {
-            columns: MEMBER_COLUMNS,
-          });
-        }),
-      ),
-    ['amsg groups members Newsletter --output csv > newsletter.csv'],
+    listOptions(groups.command('members <group>').description("a group's members, a window of 500 at a time unless --all").option('--deleted', 'include archived members')).action(
+      action(async (ctx, ref: string, o: ListFlags & { deleted?: boolean }) => {
+        const api = await ctx.api();
+        const id = await groupId(api, ctx, ref);
+        // The group's kept counts say how many members it has, for the "N of M shown" note.
+        const total = async () => {
+          if (o.deleted) return undefined;
+          const g = await api.get<{ active_count: number; error_count: number; optout_count: number }>(`/groups/${id}`);
+          return g.active_count + g.error_count + g.optout_count;
+        };
+        await printList(ctx, `/groups/${id}/members`, { deleted: o.deleted }, o, { columns: MEMBER_COLUMNS }, { total });
+      }),
+    ),
+    ['amsg groups members Newsletter --all --output csv > newsletter.csv', 'amsg groups members Newsletter --limit 20'],
   );
 
   examples(
@@ -135,18 +133,24 @@ export function register(groups: Command) {
   );
 
   examples(
-    groups
-      .command('clear <group>')
-      .description('remove every member from a group, or only those of one status')
-      .option('--status <a|e|f|o>', 'only members with this status')
+    dryRunOption(
+      groups
+        .command('clear <group>')
+        .description('remove every member from a group, or only those of one status')
+        .option('--status <a|e|f|o>', 'only members with this status'),
+    )
       .action(
-        action(async (ctx, ref: string, o: { status?: string }) => {
+        action(async (ctx, ref: string, o: { status?: string; dryRun?: boolean }) => {
+          const status = o.status ? statusLetter(o.status, ['a', 'e', 'f', 'o']) : undefined;
           const api = await ctx.api();
           const id = await groupId(api, ctx, ref);
-          const status = o.status ? statusLetter(o.status, ['a', 'e', 'f', 'o']) : undefined;
-          await ctx.confirm(`remove ${status ? `members with status ${status}` : 'every member'} from group ${id}`);
+          const group = await describeGroup(api, id);
+          const n = status ? (group.byStatus[status] ?? 0) : group.members;
+          const what = `remove ${counted(n, status ? `${statusWord(status)} member` : 'member')} from ${group.label}`;
+          if (o.dryRun) return ctx.wouldChange(what, n);
+          await ctx.confirm(what);
           const removed = await api.delete<number>(`/groups/${id}/members`, { member_status_id: status });
-          await ctx.done(removed, `Removed ${removed} member(s) from group ${id}.`);
+          await ctx.done(removed, `Removed ${counted(removed, 'member')} from ${group.label}.`);
         }),
       ),
     ['amsg groups clear Newsletter --status o --yes'],

@@ -11,6 +11,9 @@ export function register(init: Command) {
       .action(
         action(async (ctx, o: { accountName: string; ownerEmail: string; hq?: boolean }) => {
           const db = ctx.settings.db;
+          // init only ever sets up a local file: a configured base URL is not where it acts.
+          if (ctx.settings.mode === 'remote')
+            ctx.note(`a base URL is configured (${ctx.settings.baseUrl}); init sets up a local database and ignored it`);
           const { initLocalDatabase } = await import('../src/client/local-transport.js');
           const result = initLocalDatabase(db, { accountName: o.accountName, ownerEmail: o.ownerEmail, hq: o.hq });
           const hq = result.hq ? { hq: true } : {};

@@ -1,18 +1,15 @@
 import { Command } from 'commander';
+import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { action, examples, UsageError } from '../src/cli/context.js';
 
 const KEY_COLUMNS = ['key_id', 'user_id', 'user_email', 'public_key', 'label', 'created_at', 'revoked_at'];
 
 export function register(keys: Command) {
   examples(
-    keys
-      .command('list')
-      .description("the account's keys (public halves)")
-      .option('--all', 'include revoked keys')
+    listOptions(keys.command('list').description("the account's keys (public halves)").option('--include-revoked', 'include revoked keys'), { windowed: false })
       .action(
-        action(async (ctx, o: { all?: boolean }) => {
-          const api = await ctx.api();
-          await ctx.print(await api.get('/keys', { include_revoked: o.all }), { columns: KEY_COLUMNS });
+        action(async (ctx, o: ListFlags & { includeRevoked?: boolean }) => {
+          await printList(ctx, '/keys', { include_revoked: o.includeRevoked }, o, { columns: KEY_COLUMNS }, { windowed: false });
         }),
       ),
     ['amsg keys list'],

@@ -2,8 +2,9 @@ import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import type { Api } from '../src/client/api.js';
 import { action, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
-import { allPages } from '../src/cli/paging.js';
-import { collect, collectList, groupIds, memberId, parseIds, searchId, subscriptionId } from '../src/cli/resolve.js';
+import { describeMailing } from '../src/cli/describe.js';
+import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
+import { collect, collectList, fieldSuggestion, groupIds, mailingId as mailingRef, memberId, parseIds, searchId, subscriptionId } from '../src/cli/resolve.js';
 
 const MAILING_COLUMNS = [
   'mailing_id',
@@ -241,9 +242,20 @@ interface TagProblem {
 }
 
 async function printTagProblems(ctx: RunContext, problems: TagProblem[]) {
+  // An unknown member field gets a suggestion from the account's fields (the answer itself stays the service's).
+  const api = await ctx.api();
+  const hints = await Promise.all(
+    problems.map(async (p) => {
+      const field = /unknown member field "([^"]+)"/.exec(p.reason)?.[1];
+      return field ? fieldSuggestion(api, field) : '';
+    }),
+  );
   if (ctx.format === 'table')
-    ctx.stdout.write(problems.map((p) => `${p.part}:${p.line}:${p.column}: ${p.reason}: ${p.tag}\n`).join(''));
-  else await ctx.print(problems);
+    ctx.stdout.write(problems.map((p, i) => `${p.part}:${p.line}:${p.column}: ${p.reason}${hints[i]}: ${p.tag}\n`).join(''));
+  else {
+    await ctx.print(problems);
+    problems.forEach((p, i) => hints[i] && ctx.note(`${p.part}:${p.line}:${p.column}: ${p.reason}${hints[i]}`));
+  }
   ctx.stderr.write(
     `amsg: ${problems.length} invalid personalization tag${problems.length === 1 ? '' : 's'} (part:line:column); fix them and validate again\n`,
   );
@@ -325,8 +337,7 @@ function splitTest(o: CreateFlags) {
 
 export function register(mailings: Command) {
   examples(
-    mailings
-      .command('list')
+    listOptions(mailings.command('list'), { windowed: false })
       .description('list mailings (canceled and archived ones only when asked for)')
       .option('--status <letters>', 'only these statuses: p,a,i,s,x,c,w,u,f or words (pending, paused, complete…)', collectList)
       .option('--type <letters>', 'only these types: m (standard), t (test), r (trigger), s, c (split tests); default m,t', collectList)
@@ -338,7 +349,7 @@ export function register(mailings: Command) {
         action(
           async (
             ctx,
-            o: { status?: string[]; type?: string[]; archived?: boolean; scheduled?: boolean; withHtml?: boolean; withPlaintext?: boolean },
+            o: ListFlags & { status?: string[]; type?: string[]; archived?: boolean; scheduled?: boolean; withHtml?: boolean; withPlaintext?: boolean },
           ) => {
             const query = {
               mailing_statuses: letters(o.status, STATUS_NAMES, '--status'),
@@ -348,8 +359,7 @@ export function register(mailings: Command) {
               with_html_body: o.withHtml,
               with_plaintext: o.withPlaintext,
             };
-            const api = await ctx.api();
-            await ctx.print(await api.get('/mailings', query), { columns: MAILING_COLUMNS });
+            await printList(ctx, '/mailings', query, o, { columns: MAILING_COLUMNS, words: { mailing_status: STATUS_NAMES } }, { windowed: false });
           },
         ),
       ),
@@ -364,8 +374,8 @@ export function register(mailings: Command) {
       .option('--subscription-names', 'name the subscriptions')
       .action(
         action(async (ctx, id: string, o: { segmentNames?: boolean; subscriptionNames?: boolean }) => {
-          const mailingId = numericId(id, 'MAILING');
           const api = await ctx.api();
+          const mailingId = await mailingRef(api, id);
           const query = { include_segment_names: o.segmentNames, include_subscription_names: o.subscriptionNames };
           await ctx.print(await api.get(`/mailings/${mailingId}`, query));
         }),
@@ -464,9 +474,9 @@ export function register(mailings: Command) {
       .option('--timeout <seconds|1h>', 'stop waiting after this long (exit 1)')
       .action(
         action(async (ctx, id: string, o: { timeout?: string }) => {
-          const mailingId = numericId(id, 'MAILING');
           const timeout = timeoutMs(o.timeout);
           const api = await ctx.api();
+          const mailingId = await mailingRef(api, id);
           await reportSettled(ctx, api, mailingId, timeout);
         }),
       ),
@@ -477,11 +487,14 @@ export function register(mailings: Command) {
     mailings
       .command('cancel <mailing>')
       .description('cancel a pending or paused mailing (asks first; --yes off a terminal)')
+      .option('--dry-run', 'say what would be canceled, and cancel nothing')
       .action(
-        action(async (ctx, id: string) => {
-          const mailingId = numericId(id, 'MAILING');
+        action(async (ctx, id: string, o: { dryRun?: boolean }) => {
           const api = await ctx.api();
-          await ctx.confirm(`cancel mailing ${mailingId}`);
+          const mailingId = await mailingRef(api, id);
+          const what = `cancel ${await describeMailing(api, mailingId)}`;
+          if (o.dryRun) return ctx.wouldChange(what, 1);
+          await ctx.confirm(what);
           await ctx.done(await api.delete(`/mailings/cancel/${mailingId}`), `Canceled mailing ${mailingId}.`);
         }),
       ),
@@ -495,8 +508,8 @@ export function register(mailings: Command) {
         .description(description)
         .action(
           action(async (ctx, id: string) => {
-            const mailingId = numericId(id, 'MAILING');
             const api = await ctx.api();
+            const mailingId = await mailingRef(api, id);
             const m = await api.put<MailingRecord>(`/mailings/${mailingId}`, { status: word });
             await ctx.done(m, `${past} mailing ${mailingId}: now ${STATUS_NAMES[m.mailing_status] ?? m.mailing_status} (${m.mailing_status}).`);
           }),
@@ -517,8 +530,8 @@ export function register(mailings: Command) {
       .description('archive a mailing: it leaves the list (see --archived); its status stays')
       .action(
         action(async (ctx, id: string) => {
-          const mailingId = numericId(id, 'MAILING');
           const api = await ctx.api();
+          const mailingId = await mailingRef(api, id);
           await ctx.done(await api.delete(`/mailings/${mailingId}`), `Archived mailing ${mailingId}.`);
         }),
       ),
@@ -537,9 +550,9 @@ export function register(mailings: Command) {
       .option('--timeout <seconds|1h>', 'with --wait: stop waiting after this long (exit 1)')
       .action(
         action(async (ctx, id: string, o: AudienceFlags & { sender?: string; suppressSegment?: string[]; wait?: boolean; timeout?: string }) => {
-          const mailingId = numericId(id, 'MAILING');
           const timeout = waitFlags(o);
           const api = await ctx.api();
+          const mailingId = await mailingRef(api, id);
           const created = await api.post<{ mailing_id: number }>(`/mailings/${mailingId}`, {
             sender: o.sender,
             ...(await audienceBody(api, ctx, o)),
@@ -560,8 +573,8 @@ export function register(mailings: Command) {
       .option('--wait', 'wait until the forward is sent and print it')
       .action(
         action(async (ctx, id: string, memberRef: string, o: { to: string[]; headsUp?: string[]; wait?: boolean }) => {
-          const mailingId = numericId(id, 'MAILING');
           const api = await ctx.api();
+          const mailingId = await mailingRef(api, id);
           const member = await memberId(api, memberRef);
           const created = await api.post<{ mailing_id: number }>(`/forwards/${mailingId}/${member}`, {
             recipient_emails: o.to,
@@ -609,8 +622,8 @@ export function register(mailings: Command) {
       .addOption(new Option('--type <part>', 'the part to show').choices(MESSAGE_TYPES).default('all'))
       .action(
         action(async (ctx, id: string, memberRef: string, o: { type: string }) => {
-          const mailingId = numericId(id, 'MAILING');
           const api = await ctx.api();
+          const mailingId = await mailingRef(api, id);
           const member = await memberId(api, memberRef);
           await printMessage(ctx, await api.get(`/mailings/${mailingId}/messages/${member}`, { type: o.type }));
         }),
@@ -624,27 +637,23 @@ export function register(mailings: Command) {
       .description("declare a split test's winning variant: the rest of the audience gets its content")
       .action(
         action(async (ctx, id: string, winner: string) => {
-          const mailingId = numericId(id, 'MAILING');
           const winnerId = numericId(winner, 'VARIANT');
           const api = await ctx.api();
+          const mailingId = await mailingRef(api, id);
           await ctx.done(await api.post(`/mailings/${mailingId}/winner/${winnerId}`, {}), `Variant ${winnerId} wins split test ${mailingId}.`);
         }),
       ),
     ['amsg mailings get 12 --json | jq .split_test.variants', 'amsg mailings winner 12 14'],
   );
 
-  // Member lists come a window at a time; the command prints them whole.
+  // Member lists come a window at a time; the command prints them whole unless told otherwise.
   const readCommand = (name: string, description: string, path: string, columns?: string[], paged = false) =>
     examples(
-      mailings
-        .command(`${name} <mailing>`)
-        .description(description)
+      listOptions(mailings.command(`${name} <mailing>`).description(description), { windowed: paged })
         .action(
-          action(async (ctx, id: string) => {
-            const mailingId = numericId(id, 'MAILING');
-            const api = await ctx.api();
-            const list = paged ? await allPages(api, `/mailings/${mailingId}${path}`) : await api.get(`/mailings/${mailingId}${path}`);
-            await ctx.print(list, { columns });
+          action(async (ctx, id: string, o: ListFlags) => {
+            const mailingId = await mailingRef(await ctx.api(), id);
+            await printList(ctx, `/mailings/${mailingId}${path}`, {}, o, { columns }, { windowed: paged, allByDefault: true });
           }),
         ),
       [`amsg mailings ${name} 12`],
@@ -656,15 +665,18 @@ export function register(mailings: Command) {
   readCommand('headsup', 'the heads-up copies of a mailing, with when they were sent', '/headsup');
 
   examples(
-    mailings
-      .command('searches <mailing>')
-      .description('the searches and segments a mailing goes to (or, with --suppressed, keeps out)')
-      .option('--suppressed', 'the suppressed searches and segments instead')
+    listOptions(
+      mailings
+        .command('searches <mailing>')
+        .description('the searches and segments a mailing goes to (or, with --suppressed, keeps out)')
+        .option('--suppressed', 'the suppressed searches and segments instead'),
+      { windowed: false },
+    )
       .action(
-        action(async (ctx, id: string, o: { suppressed?: boolean }) => {
-          const mailingId = numericId(id, 'MAILING');
+        action(async (ctx, id: string, o: ListFlags & { suppressed?: boolean }) => {
           const api = await ctx.api();
-          await ctx.print(await api.get(`/mailings/${mailingId}/${o.suppressed ? 'suppressed_searches' : 'searches'}`));
+          const mailingId = await mailingRef(api, id);
+          await printList(ctx, `/mailings/${mailingId}/${o.suppressed ? 'suppressed_searches' : 'searches'}`, {}, o, {}, { windowed: false });
         }),
       ),
     ['amsg mailings searches 12', 'amsg mailings searches 12 --suppressed'],

@@ -1,7 +1,8 @@
-import { Command } from 'commander';
-import { action, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
+import { Command, Option } from 'commander';
+import { action, dryRunOption, examples, EXIT, NotFoundError, UsageError, type RunContext } from '../src/cli/context.js';
+import { counted, countWhere, describeGroup, describeMember, describeMembers, statusWord } from '../src/cli/describe.js';
 import { seg, type Api } from '../src/client/api.js';
-import { allPages } from '../src/cli/paging.js';
+import { listOptions, pages, PAGE_SIZE, printList, wholeNumber, type ListFlags } from '../src/cli/paging.js';
 import {
   collect,
   collectList,
@@ -29,32 +30,43 @@ function smsFrom(o: { phone?: string; smsTransactional?: string; smsPromotional?
 export function register(members: Command) {
 
   examples(
+    listOptions(
+      members
+        .command('list')
+        .description('list members (live ones unless told otherwise), a window of 500 at a time unless --all')
+        .option('--deleted', 'include archived members')
+        .option('--deleted-only', 'only archived members')
+        .option('--deleted-range <from~to>', 'archived in a date range: YYYY-MM-DD~YYYY-MM-DD, either side optional')
+        .option('--exclude-fields', 'base attributes only')
+        .option('--email-contains <text>', 'only members whose address contains this text (case-insensitive; reads the list page by page)'),
+      { countable: true },
+    ).action(
+      action(async (ctx, o: ListFlags & { deleted?: boolean; deletedOnly?: boolean; deletedRange?: string; excludeFields?: boolean; emailContains?: string }) => {
+        const query = {
+          deleted: o.deleted,
+          deleted_only: o.deletedOnly,
+          deleted_range: o.deletedRange,
+          exclude_fields: o.excludeFields,
+        };
+        if (o.emailContains !== undefined) return findMembers(ctx, o.emailContains, query, { ...o, limit: o.all ? undefined : (o.limit ?? PAGE_SIZE) });
+        await printList(ctx, '/members', query, o, { columns: MEMBER_COLUMNS }, { countable: true });
+      }),
+    ),
+    ['amsg members list', 'amsg members list --all --output csv > members.csv', 'amsg members list --deleted-range 2026-01-01~ --json', 'amsg members list --count'],
+  );
+
+  examples(
     members
-      .command('list')
-      .description('list members (live ones unless told otherwise)')
-      .option('--deleted', 'include archived members')
-      .option('--deleted-only', 'only archived members')
-      .option('--deleted-range <from~to>', 'archived in a date range: YYYY-MM-DD~YYYY-MM-DD, either side optional')
-      .option('--exclude-fields', 'base attributes only')
-      .option('--start <n>', 'zero-based start of the window')
-      .option('--end <n>', 'end of the window (default start+500)')
-      .option('--count', 'print only how many there are')
+      .command('find <text>')
+      .description('members whose e-mail address contains TEXT (case-insensitive), archived ones too; the first 20 unless --limit or --all')
+      .option('--all', 'every match')
+      .addOption(new Option('--limit <n>', 'at most this many matches (default 20)').argParser(wholeNumber(1)))
       .action(
-        action(async (ctx, o: Record<string, string | boolean | undefined>) => {
-          const api = await ctx.api();
-          const query = {
-            deleted: o.deleted as boolean | undefined,
-            deleted_only: o.deletedOnly as boolean | undefined,
-            deleted_range: o.deletedRange as string | undefined,
-            exclude_fields: o.excludeFields as boolean | undefined,
-            start: o.start as string | undefined,
-            end: o.end as string | undefined,
-            count: o.count as boolean | undefined,
-          };
-          await ctx.print(await api.get('/members', query), { columns: MEMBER_COLUMNS });
+        action(async (ctx, text: string, o: ListFlags) => {
+          await findMembers(ctx, text, { deleted: true }, { ...o, limit: o.all ? undefined : (o.limit ?? 20) });
         }),
       ),
-    ['amsg members list', 'amsg members list --deleted-range 2026-01-01~ --json', 'amsg members list --count'],
+    ['amsg members find tina.mueller', 'amsg members find @example.org --all --output csv'],
   );
 
   examples(
@@ -142,6 +154,8 @@ export function register(members: Command) {
           if (Object.values(body).every((v) => v === undefined)) throw new UsageError('nothing to change: give --email, --field, --status or --phone');
           const api = await ctx.api();
           const id = await memberId(api, ref);
+          // A status change confirms here as it does in `members status`.
+          if (body.status_to) await ctx.confirm(`set the status of ${await describeMember(api, id)} to ${statusWord(body.status_to)}`);
           await ctx.done(await api.put(`/members/${id}`, body), `Updated member ${id}.`);
         }),
       ),
@@ -150,60 +164,65 @@ export function register(members: Command) {
 
   examples(
     members
-      .command('optout <email>')
-      .description('opt a member out (true also when already opted out)')
-      .action(
-        action(async (ctx, email: string) => {
-          const api = await ctx.api();
-          await ctx.done(await api.put(`/members/email/optout/${seg(email)}`), `Opted out ${email}.`);
-        }),
-      ),
-    ['amsg members optout ada@example.com'],
-  );
-
-  examples(
-    members
-      .command('optouts <member>')
-      .description("a member's opt-out history")
+      .command('optout <member>')
+      .description('opt a member out, by e-mail address or id (true also when already opted out)')
       .action(
         action(async (ctx, ref: string) => {
           const api = await ctx.api();
-          await ctx.print(await api.get(`/members/${await memberId(api, ref)}/optout`));
+          // The service opts out by address: an id is looked up first, as every member command takes one.
+          const email = /^\d+$/.test(ref) ? (await api.get<{ email: string }>(`/members/${ref}`)).email : ref;
+          await ctx.done(await api.put(`/members/email/optout/${seg(email)}`), `Opted out ${email}.`);
+        }),
+      ),
+    ['amsg members optout ada@example.com', 'amsg members optout 42'],
+  );
+
+  examples(
+    listOptions(members.command('optouts <member>').description("a member's opt-out history"), { windowed: false })
+      .action(
+        action(async (ctx, ref: string, o: ListFlags) => {
+          const api = await ctx.api();
+          await printList(ctx, `/members/${await memberId(api, ref)}/optout`, {}, o, {}, { windowed: false });
         }),
       ),
     ['amsg members optouts ada@example.com'],
   );
 
   examples(
-    members
-      .command('mailings <member>')
-      .description("a member's mailing history")
-      .action(
-        action(async (ctx, ref: string) => {
+    listOptions(members.command('mailings <member>').description("a member's mailing history")).action(
+        action(async (ctx, ref: string, o: ListFlags) => {
           const api = await ctx.api();
-          await ctx.print(await allPages(api, `/members/${await memberId(api, ref)}/mailings`));
+          await printList(ctx, `/members/${await memberId(api, ref)}/mailings`, {}, o, {}, { allByDefault: true });
         }),
       ),
     ['amsg members mailings 42'],
   );
 
   examples(
-    members
-      .command('delete [members...]')
-      .description('archive members (by id or e-mail), or every member of a status; archived members stay readable with --deleted')
-      .option('--status <a|e|o>', 'archive every member with this status')
+    dryRunOption(
+      members
+        .command('delete [members...]')
+        .description('archive members (by id or e-mail), or every member of a status; archived members stay readable with --deleted')
+        .option('--status <a|e|o>', 'archive every member with this status'),
+    )
       .action(
-        action(async (ctx, refs: string[], o: { status?: string }) => {
+        action(async (ctx, refs: string[], o: { status?: string; dryRun?: boolean }) => {
           if (o.status && refs.length) throw new UsageError('give members or --status, not both');
           if (!o.status && !refs.length) throw new UsageError('give the members to archive, or --status');
           const api = await ctx.api();
           if (o.status) {
             const status = statusLetter(o.status, ['a', 'e', 'o']);
-            await ctx.confirm(`archive every member with status ${status}`);
+            if (o.dryRun) {
+              const n = await countWhere<{ member_status_id: string }>(api, '/members', { exclude_fields: true }, (m) => m.member_status_id === status);
+              return ctx.wouldChange(`archive ${counted(n, `${statusWord(status)} member`)}`, n);
+            }
+            await ctx.confirm(`archive every ${statusWord(status)} member`);
             return ctx.done(await api.delete('/members', { member_status_id: status }), `Archived every member with status ${status}.`);
           }
           const ids = await Promise.all(refs.map((r) => memberId(api, r)));
-          await ctx.confirm(`archive ${ids.length === 1 ? `member ${ids[0]}` : `${ids.length} members`}`);
+          const what = `archive ${await describeMembers(api, ids)}`;
+          if (o.dryRun) return ctx.wouldChange(what, ids.length);
+          await ctx.confirm(what);
           if (ids.length === 1) return ctx.done(await api.delete(`/members/${ids[0]}`), `Archived member ${ids[0]}.`);
           const all = await api.put<boolean>('/members/delete', { member_ids: ids });
           await ctx.done(all, all ? `Archived ${ids.length} members.` : 'Archived the members that exist; some ids were not found.');
@@ -213,16 +232,20 @@ export function register(members: Command) {
   );
 
   examples(
-    members
-      .command('status <members...>')
-      .description('set the status of members (ids or e-mail addresses)')
-      .requiredOption('--to <a|e|o>', 'the new status')
+    dryRunOption(
+      members
+        .command('status <members...>')
+        .description('set the status of members (ids or e-mail addresses)')
+        .requiredOption('--to <a|e|o>', 'the new status'),
+    )
       .action(
-        action(async (ctx, refs: string[], o: { to: string }) => {
+        action(async (ctx, refs: string[], o: { to: string; dryRun?: boolean }) => {
           const to = statusLetter(o.to, ['a', 'e', 'o']);
           const api = await ctx.api();
           const ids = await Promise.all(refs.map((r) => memberId(api, r)));
-          await ctx.confirm(`set the status of ${ids.length} member(s) to ${to}`);
+          const what = `set the status of ${await describeMembers(api, ids)} to ${statusWord(to)}`;
+          if (o.dryRun) return ctx.wouldChange(what, ids.length);
+          await ctx.confirm(what);
           const all = await api.put<boolean>('/members/status', { member_ids: ids, status_to: to });
           await ctx.done(all, all ? `Set ${ids.length} member(s) to status ${to}.` : 'Some members were not found; the others were changed.');
         }),
@@ -231,19 +254,30 @@ export function register(members: Command) {
   );
 
   examples(
-    members
-      .command('move-status')
-      .description('move every member of one status to another (optionally within one group)')
-      .requiredOption('--from <a|e|f|o>', 'members currently in this status')
-      .requiredOption('--to <a|e|o>', 'take this status')
-      .option('--group <name|id>', 'only members of this group')
+    dryRunOption(
+      members
+        .command('move-status')
+        .description('move every member of one status to another (optionally within one group)')
+        .requiredOption('--from <a|e|f|o>', 'members currently in this status')
+        .requiredOption('--to <a|e|o>', 'take this status')
+        .option('--group <name|id>', 'only members of this group'),
+    )
       .action(
-        action(async (ctx, o: { from: string; to: string; group?: string }) => {
+        action(async (ctx, o: { from: string; to: string; group?: string; dryRun?: boolean }) => {
           const from = statusLetter(o.from, ['a', 'e', 'f', 'o']);
           const to = statusLetter(o.to, ['a', 'e', 'o']);
           const api = await ctx.api();
           const group_id = o.group ? await groupId(api, ctx, o.group) : undefined;
-          await ctx.confirm(`move every member with status ${from}${group_id ? ` in group ${group_id}` : ''} to ${to}`);
+          const group = group_id ? await describeGroup(api, group_id) : undefined;
+          const within = group ? ` in ${group.label}` : '';
+          if (o.dryRun) {
+            const n =
+              group && from in group.byStatus
+                ? group.byStatus[from]
+                : await countWhere<{ member_status_id: string }>(api, group_id ? `/groups/${group_id}/members` : '/members', { exclude_fields: group_id ? undefined : true }, (m) => m.member_status_id === from);
+            return ctx.wouldChange(`move ${counted(n, `${statusWord(from)} member`)}${within} to ${statusWord(to)}`, n);
+          }
+          await ctx.confirm(`move every ${statusWord(from)} member${within} to ${statusWord(to)}`);
           await ctx.done(await api.put(`/members/status/${from}/to/${to}`, { group_id }), `Moved members from ${from} to ${to}.`);
         }),
       ),
@@ -252,13 +286,10 @@ export function register(members: Command) {
 
   const groups = members.command('groups').description("a member's groups");
   examples(
-    groups
-      .command('list <member>')
-      .description('the groups a member is in')
-      .action(
-        action(async (ctx, ref: string) => {
+    listOptions(groups.command('list <member>').description('the groups a member is in'), { windowed: false }).action(
+        action(async (ctx, ref: string, o: ListFlags) => {
           const api = await ctx.api();
-          await ctx.print(await api.get(`/members/${await memberId(api, ref)}/groups`), { columns: GROUP_COLUMNS });
+          await printList(ctx, `/members/${await memberId(api, ref)}/groups`, {}, o, { columns: GROUP_COLUMNS }, { windowed: false });
         }),
       ),
     ['amsg members groups list ada@example.com'],
@@ -290,7 +321,7 @@ export function register(members: Command) {
           const api = await ctx.api();
           const id = await memberId(api, ref);
           if (o.all) {
-            await ctx.confirm(`remove member ${id} from every group`);
+            await ctx.confirm(`remove ${await describeMember(api, id)} from every group`);
             return ctx.done(await api.delete(`/members/${id}/groups`), `Member ${id} left every group.`);
           }
           const removed = await api.put<number[]>(`/members/${id}/groups/remove`, { group_ids: await groupIds(api, ctx, o.group) });
@@ -333,14 +364,16 @@ export function register(members: Command) {
   );
 
   examples(
-    members
-      .command('purge <members...>')
-      .description('erase members from every table (right to erasure); cannot be undone')
+    dryRunOption(
+      members.command('purge <members...>').description('erase members from every table (right to erasure); cannot be undone'),
+    )
       .action(
-        action(async (ctx, refs: string[]) => {
+        action(async (ctx, refs: string[], o: { dryRun?: boolean }) => {
           const api = await ctx.api();
           const ids = await Promise.all(refs.map((r) => memberId(api, r)));
-          await ctx.confirm(`erase ${ids.length} member(s) permanently`);
+          const what = `erase ${await describeMembers(api, ids)} permanently`;
+          if (o.dryRun) return ctx.wouldChange(what, ids.length);
+          await ctx.confirm(what);
           await ctx.done(await api.post('/members/purge', { member_ids: ids }), `Erased ${ids.length} member(s).`);
         }),
       ),
@@ -348,19 +381,32 @@ export function register(members: Command) {
   );
 
   examples(
-    members
-      .command('purge-archived')
-      .description('erase every archived member (optionally only of a status or group); cannot be undone')
-      .option('--status <a|e|o>', 'only archived members with this status')
-      .option('--group <name|id>', 'only archived members of this group')
+    dryRunOption(
+      members
+        .command('purge-archived')
+        .description('erase every archived member (optionally only of a status or group); cannot be undone')
+        .option('--status <a|e|o>', 'only archived members with this status')
+        .option('--group <name|id>', 'only archived members of this group'),
+    )
       .action(
-        action(async (ctx, o: { status?: string; group?: string }) => {
+        action(async (ctx, o: { status?: string; group?: string; dryRun?: boolean }) => {
           const api = await ctx.api();
           const body = {
             member_status_id: o.status ? statusLetter(o.status, ['a', 'e', 'o']) : undefined,
             member_group_id: o.group ? String(await groupId(api, ctx, o.group)) : undefined,
           };
-          await ctx.confirm('erase every archived member matching the filter permanently');
+          const status = body.member_status_id;
+          const group = body.member_group_id ? await describeGroup(api, Number(body.member_group_id)) : undefined;
+          const which = `archived ${status ? `${statusWord(status)} ` : ''}member`;
+          const within = group ? ` of ${group.label}` : '';
+          if (o.dryRun) {
+            type Row = { member_status_id: string; deleted_at: string | null };
+            const n = group
+              ? await countWhere<Row>(api, `/groups/${body.member_group_id}/members`, { deleted: true }, (m) => m.deleted_at !== null && (!status || m.member_status_id === status))
+              : await countWhere<Row>(api, '/members', { deleted_only: true, exclude_fields: true }, (m) => !status || m.member_status_id === status);
+            return ctx.wouldChange(`erase ${counted(n, which)}${within} permanently`, n);
+          }
+          await ctx.confirm(`erase every ${which}${within} permanently`);
           await ctx.done(await api.put('/members/purgeall', body), 'Erased the archived members.');
         }),
       ),
@@ -373,7 +419,8 @@ export function register(members: Command) {
       .description('import members from a CSV file (or - for stdin) as one import record; columns map to fields by name')
       .option('--group <name|id>', 'add every imported member to this group, created if missing (repeatable)', collectList)
       .option('--add-only', 'only add new members; existing ones are skipped')
-      .option('--map <column=field>', 'map a column to a field (or to email, phone_number, groups) (repeatable)', collect)
+      .option('--map <column=field>', 'map a column to a field (or to email, phone_number, groups); column= skips it (repeatable)', collect)
+      .option('--ignore <column>', 'skip this column (repeatable, or a comma list)', collectList)
       .option('--source-name <text>', 'name recorded on the import')
       .option('--delimiter <char>', 'column delimiter: , ; tab or | (detected from the header by default)')
       .option('--dry-run', 'check every row with the service rules and write nothing')
@@ -397,13 +444,9 @@ export function register(members: Command) {
 
   const imports = members.command('imports').description('member imports and what they did');
   examples(
-    imports
-      .command('list')
-      .description('the member imports')
-      .action(
-        action(async (ctx) => {
-          const api = await ctx.api();
-          await ctx.print(await api.get('/members/imports'), { columns: IMPORT_COLUMNS });
+    listOptions(imports.command('list').description('the member imports'), { windowed: false }).action(
+        action(async (ctx, o: ListFlags) => {
+          await printList(ctx, '/members/imports', {}, o, { columns: IMPORT_COLUMNS }, { windowed: false });
         }),
       ),
     ['amsg members imports list'],
@@ -421,24 +464,48 @@ export function register(members: Command) {
     ['amsg members imports get 3'],
   );
   examples(
-    imports
-      .command('members <import-id>')
-      .description('the members an import touched, with their change type (a added, u updated, s skipped)')
-      .option('--added-only', 'only the members it added')
-      .option('--added-to-groups', 'only the members it put in a group')
-      .action(
-        action(async (ctx, id: string, o: { addedOnly?: boolean; addedToGroups?: boolean }) => {
-          const api = await ctx.api();
-          await ctx.print(
-            await allPages(api, `/members/imports/${parseIds([id], 'the import id')[0]}/members`, {
-              added_only: o.addedOnly,
-              added_to_groups: o.addedToGroups,
-            }),
-          );
+    listOptions(
+      imports
+        .command('members <import-id>')
+        .description('the members an import touched, with their change type (a added, u updated, s skipped)')
+        .option('--added-only', 'only the members it added')
+        .option('--added-to-groups', 'only the members it put in a group'),
+    ).action(
+        action(async (ctx, id: string, o: ListFlags & { addedOnly?: boolean; addedToGroups?: boolean }) => {
+          const path = `/members/imports/${parseIds([id], 'the import id')[0]}/members`;
+          await printList(ctx, path, { added_only: o.addedOnly, added_to_groups: o.addedToGroups }, o, {}, { allByDefault: true });
         }),
       ),
     ['amsg members imports members 3 --added-only'],
   );
+}
+
+/**
+ * Members whose address contains `text`. The service has no such filter (and a
+ * substring match cannot use an index), so the list is read page by page and
+ * filtered here, stopping as soon as enough are found.
+ */
+async function findMembers(ctx: RunContext, text: string, query: Record<string, boolean | string | undefined>, o: ListFlags) {
+  if (!text.trim()) throw new UsageError('give some text of the address to look for');
+  const needle = text.trim().toLowerCase();
+  const api = await ctx.api();
+  const out = await ctx.listWriter({ columns: MEMBER_COLUMNS });
+  const wanted = o.limit ?? Infinity;
+  let found = 0;
+  let more = false;
+  for await (const page of pages<{ email: string }>(api, '/members', { ...query, exclude_fields: query.exclude_fields })) {
+    const hits = page.filter((m) => m.email.toLowerCase().includes(needle));
+    const take = hits.slice(0, wanted - found);
+    await out.write(take);
+    found += take.length;
+    if (found >= wanted) {
+      more = hits.length > take.length || page.length === PAGE_SIZE;
+      break;
+    }
+  }
+  await out.end();
+  if (!found) ctx.note(`no member's address contains "${text}"`);
+  else if (more) ctx.note(`the first ${found} matches shown; --all finds every one`);
 }
 
 const IMPORT_COLUMNS = [
@@ -455,7 +522,13 @@ const IMPORT_COLUMNS = [
   'import_finished',
 ];
 
+/** The counts of an import record (or of a dry run), in one order for both. */
+const countsSentence = (r: Record<string, unknown>) =>
+  `${r.num_members} rows, ${r.num_members_added} added, ${r.num_members_updated} updated, ` +
+  `${r.num_duplicates} duplicates, ${r.num_skipped} skipped, ${r.num_errors} errors`;
+
 interface ImportFlags {
+  ignore?: string[];
   group?: string[];
   addOnly?: boolean;
   map?: string[];
@@ -480,8 +553,9 @@ async function importFile(ctx: RunContext, file: string, o: ImportFlags) {
   if (o.delimiter !== undefined && !delimiter) throw new UsageError(`--delimiter must be one of , ; tab |, got "${o.delimiter}"`);
   const map: Record<string, string> = {};
   for (const pair of o.map ?? []) {
+    // `--map column=` (nothing after the =) skips the column, as --ignore does.
     const eq = pair.lastIndexOf('=');
-    if (eq < 1 || eq === pair.length - 1) throw new UsageError(`--map takes column=field, got "${pair}"`);
+    if (eq < 1) throw new UsageError(`--map takes column=field (or column= to skip it), got "${pair}"`);
     map[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
   }
   if (o.resume !== undefined && o.dryRun) throw new UsageError('--resume and --dry-run do not go together');
@@ -489,13 +563,13 @@ async function importFile(ctx: RunContext, file: string, o: ImportFlags) {
   if (o.resume !== undefined && (o.group || o.addOnly || o.sourceName !== undefined))
     throw new UsageError('--resume continues the import with its own options: leave out --group, --add-only and --source-name');
   const api = await ctx.api();
-  const progress = await createImportProgress(process.stderr, { quiet: ctx.quiet });
+  const progress = await createImportProgress(process.stderr, { quiet: ctx.quiet, color: ctx.color, note: (m) => ctx.note(m) });
   const stop: { stopped: boolean; onStop?: () => void } = { stopped: false };
   const onSigint = () => {
     if (stop.stopped) process.exit(130);
     stop.stopped = true;
     stop.onStop?.();
-    ctx.note('stopping after the rows in flight (Ctrl-C again to quit at once)');
+    progress.note('stopping after the rows in flight (Ctrl-C again to quit at once)');
   };
   process.on('SIGINT', onSigint);
   let outcome;
@@ -511,12 +585,13 @@ async function importFile(ctx: RunContext, file: string, o: ImportFlags) {
         delimiter,
         dryRun: !!o.dryRun,
         errorsOut: o.errorsOut,
+        ignore: o.ignore,
         batchSize: Number(o.batchSize),
         resume: o.resume === undefined ? undefined : parseIds([o.resume], '--resume')[0],
         wait: o.wait,
       },
       progress,
-      (m) => ctx.note(m),
+      (m) => progress.note(m),
       stop,
     );
   } catch (err) {
@@ -549,7 +624,7 @@ async function existingGroupIds(api: Api, ctx: RunContext, refs: string[] = []):
     try {
       ids.push(...(await groupIds(api, ctx, [ref], false)));
     } catch (err) {
-      if (!(err instanceof UsageError)) throw err;
+      if (!(err instanceof NotFoundError)) throw err;
       ctx.note(`there is no group "${ref}" yet: the import would create it`);
     }
   }
@@ -564,22 +639,34 @@ async function report(ctx: RunContext, outcome: Awaited<ReturnType<typeof import
   if (notImported > shown.length)
     ctx.note(`… and ${notImported - shown.length} more rows not imported (--errors-out FILE writes them all)`);
   if (outcome.dryRun) {
+    // The counts of the import record the real run would make, under the same names,
+    // so a dry run and the real import of one file compare key by key.
     const d = outcome.dryRun;
-    return ctx.done(
-      { ...d, rejected: outcome.rejectedCount },
-      `Dry run, nothing written: ${d.received} rows would give ${d.added} added, ${d.updated} updated, ` +
-        `${d.duplicates} duplicates, ${d.skipped} skipped; ${outcome.rejectedCount} rejected.`,
-    );
+    const refusedBySelf = outcome.rowsRead - d.received;
+    const counts = {
+      dry_run: true,
+      num_members: outcome.rowsRead,
+      num_members_added: d.added,
+      num_members_updated: d.updated,
+      num_duplicates: d.duplicates,
+      num_skipped: d.skipped + refusedBySelf,
+      num_errors: outcome.rejectedCount,
+    };
+    return summary(ctx, counts, `Dry run, nothing written: ${countsSentence(counts)}.`);
   }
   // Stopped before anything was written: there is no record to show (a note says so).
   if (!outcome.imports.length) return;
   const one = outcome.imports.length === 1 ? outcome.imports[0] : undefined;
   const sentence = one
-    ? `Import ${one.import_id} (status ${one.status}): ${one.num_members} rows, ${one.num_members_added} added, ` +
-      `${one.num_members_updated} updated, ${one.num_duplicates} duplicates, ${one.num_skipped} skipped, ` +
-      `${one.num_errors} errors` +
+    ? `Import ${one.import_id} (status ${one.status}): ${countsSentence(one)}` +
       (outcome.rejectedCount - Number(one.num_errors) > 0 ? `; ${outcome.rejectedCount - Number(one.num_errors)} rows rejected before sending` : '') +
       '.'
     : `${outcome.imports.length} imports.`;
-  await ctx.done(one ?? outcome.imports, sentence);
+  await summary(ctx, one ?? outcome.imports, sentence);
+}
+
+/** The import's answer, and always one summary line for people: on stdout in a table, else on stderr (also when piped). */
+async function summary(ctx: RunContext, value: unknown, sentence: string) {
+  if (ctx.format !== 'table') ctx.note(sentence);
+  await ctx.done(value, sentence);
 }

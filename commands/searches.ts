@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { action, examples, UsageError } from '../src/cli/context.js';
 import { searchId } from '../src/cli/resolve.js';
+import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 
 const SEARCH_COLUMNS = ['search_id', 'name', 'active_count', 'error_count', 'optout_count', 'last_run_at', 'criteria'];
 const SEGMENT_COLUMNS = ['segment_id', 'name', 'active_count', 'error_count', 'optout_count'];
@@ -30,17 +31,7 @@ async function readCriteria(arg: string): Promise<unknown> {
   }
 }
 
-const windowFlags = (cmd: Command) =>
-  cmd
-    .option('--start <n>', 'zero-based start of the window (default 0)')
-    .option('--end <n>', 'end of the window (default start+500)')
-    .option('--count', 'print only how many there are');
-
-interface WindowFlags {
-  start?: string;
-  end?: string;
-  count?: boolean;
-}
+const windowFlags = (cmd: Command) => listOptions(cmd, { countable: true });
 
 export function register(searches: Command) {
   searches.addHelpText(
@@ -60,9 +51,8 @@ the search is saved and refreshed in the background after the audience changes (
 
   examples(
     windowFlags(searches.command('list').description('list saved searches with active, error and opt-out counts')).action(
-      action(async (ctx, o: WindowFlags) => {
-        const api = await ctx.api();
-        await ctx.print(await api.get('/searches', { start: o.start, end: o.end, count: o.count }), { columns: SEARCH_COLUMNS });
+      action(async (ctx, o: ListFlags) => {
+        await printList(ctx, '/searches', {}, o, { columns: SEARCH_COLUMNS }, { countable: true, allByDefault: true });
       }),
     ),
     ['amsg searches list', 'amsg searches list --json | jq ".[] | {name, active_count}"'],
@@ -128,11 +118,14 @@ the search is saved and refreshed in the background after the audience changes (
     searches
       .command('delete <search>')
       .description('delete a saved search (refused while another search uses it)')
+      .option('--dry-run', 'say what would be deleted, and delete nothing')
       .action(
-        action(async (ctx, ref: string) => {
+        action(async (ctx, ref: string, o: { dryRun?: boolean }) => {
           const api = await ctx.api();
           const id = await searchId(api, ref);
-          await ctx.confirm(`delete search ${id}`);
+          const search = await api.get<{ name: string }>(`/searches/${id}`);
+          if (o.dryRun) return ctx.wouldChange(`delete search "${search.name}" (${id})`, 1);
+          await ctx.confirm(`delete search "${search.name}" (${id})`);
           await ctx.done(await api.delete(`/searches/${id}`), `Deleted search ${id}.`);
         }),
       ),
@@ -141,12 +134,10 @@ the search is saved and refreshed in the background after the audience changes (
 
   examples(
     windowFlags(searches.command('members <search>').description('the members a saved search matches now (any status)')).action(
-      action(async (ctx, ref: string, o: WindowFlags) => {
+      action(async (ctx, ref: string, o: ListFlags) => {
         const api = await ctx.api();
         const id = await searchId(api, ref);
-        await ctx.print(await api.get(`/searches/${id}/members`, { start: o.start, end: o.end, count: o.count }), {
-          columns: MEMBER_COLUMNS,
-        });
+        await printList(ctx, `/searches/${id}/members`, {}, o, { columns: MEMBER_COLUMNS }, { countable: true });
       }),
     ),
     ['amsg searches members "Oslo VIPs"', 'amsg searches members 3 --count', 'amsg searches members 3 --output csv > oslo.csv'],
@@ -158,10 +149,9 @@ the search is saved and refreshed in the background after the audience changes (
         .command('segments [segment]')
         .description('segments (saved searches as mailings and exports name them): all, or one by id or name'),
     ).action(
-      action(async (ctx, ref: string | undefined, o: WindowFlags) => {
+      action(async (ctx, ref: string | undefined, o: ListFlags) => {
         const api = await ctx.api();
-        if (ref === undefined)
-          await ctx.print(await api.get('/segments', { start: o.start, end: o.end, count: o.count }), { columns: SEGMENT_COLUMNS });
+        if (ref === undefined) await printList(ctx, '/segments', {}, o, { columns: SEGMENT_COLUMNS }, { countable: true, allByDefault: true });
         else await ctx.print(await api.get(`/segments/${await searchId(api, ref)}`));
       }),
     ),

@@ -1,3 +1,4 @@
+import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { Command, Option } from 'commander';
 import { action, examples, UsageError } from '../src/cli/context.js';
 import { collectList, memberId, parseIds, subscriptionId } from '../src/cli/resolve.js';
@@ -38,24 +39,24 @@ const withEditFlags = (cmd: Command) =>
     .option('--show-on-preference-form', 'list it on the default preference form (settings)')
     .option('--no-show-on-preference-form', 'do not list it on the default preference form');
 
-const windowFlags = (cmd: Command) =>
-  cmd.option('--start <n>', 'zero-based start of the window (default 0)').option('--end <n>', 'end of the window (default start+500)');
+const windowFlags = (cmd: Command) => listOptions(cmd);
 
 export function register(subscriptions: Command) {
 
   examples(
-    subscriptions
-      .command('list')
-      .description('list subscriptions with member and opt-out counts (live ones unless told otherwise)')
-      .addOption(new Option('--deleted-only', 'only deleted subscriptions').conflicts('includeDeleted'))
-      .option('--include-deleted', 'deleted subscriptions too')
-      .action(
-        action(async (ctx, o: { deletedOnly?: boolean; includeDeleted?: boolean }) => {
-          const api = await ctx.api();
-          const query = { deleted_only: o.deletedOnly, include_deleted: o.includeDeleted };
-          await ctx.print(await api.get('/subscriptions', query), { columns: SUBSCRIPTION_COLUMNS });
-        }),
-      ),
+    listOptions(
+      subscriptions
+        .command('list')
+        .description('list subscriptions with member and opt-out counts (live ones unless told otherwise)')
+        .addOption(new Option('--deleted-only', 'only deleted subscriptions').conflicts('includeDeleted'))
+        .option('--include-deleted', 'deleted subscriptions too'),
+      { windowed: false },
+    ).action(
+      action(async (ctx, o: ListFlags & { deletedOnly?: boolean; includeDeleted?: boolean }) => {
+        const query = { deleted_only: o.deletedOnly, include_deleted: o.includeDeleted };
+        await printList(ctx, '/subscriptions', query, o, { columns: SUBSCRIPTION_COLUMNS }, { windowed: false });
+      }),
+    ),
     ['amsg subscriptions list', 'amsg subscriptions list --include-deleted --json | jq ".[].subscription_name"'],
   );
 
@@ -106,11 +107,14 @@ export function register(subscriptions: Command) {
     subscriptions
       .command('delete <subscription>')
       .description('delete a subscription (it frees its name; reads by id still show it)')
+      .option('--dry-run', 'say what would be deleted, and delete nothing')
       .action(
-        action(async (ctx, ref: string) => {
+        action(async (ctx, ref: string, o: { dryRun?: boolean }) => {
           const api = await ctx.api();
           const id = await subscriptionId(api, ref);
-          await ctx.confirm(`delete subscription ${id}`);
+          const sub = await api.get<{ subscription_name: string }>(`/subscriptions/${id}`);
+          if (o.dryRun) return ctx.wouldChange(`delete subscription "${sub.subscription_name}" (${id})`, 1);
+          await ctx.confirm(`delete subscription "${sub.subscription_name}" (${id})`);
           await ctx.done(await api.delete(`/subscriptions/${id}`), `Deleted subscription ${id}.`);
         }),
       ),
@@ -119,10 +123,9 @@ export function register(subscriptions: Command) {
 
   examples(
     windowFlags(subscriptions.command('members <subscription>').description('ids of the subscribed members')).action(
-      action(async (ctx, ref: string, o: { start?: string; end?: string }) => {
+      action(async (ctx, ref: string, o: ListFlags) => {
         const api = await ctx.api();
-        const id = await subscriptionId(api, ref);
-        await ctx.print(await api.get(`/subscriptions/${id}/members`, { start: o.start, end: o.end }));
+        await printList(ctx, `/subscriptions/${await subscriptionId(api, ref)}/members`, {}, o);
       }),
     ),
     ['amsg subscriptions members "Weekly digest"', 'amsg subscriptions members 3 --start 500 --end 1000 --output csv'],
@@ -134,10 +137,9 @@ export function register(subscriptions: Command) {
         .command('optouts <subscription>')
         .description('ids of the members opted out of it (or of everything)'),
     ).action(
-      action(async (ctx, ref: string, o: { start?: string; end?: string }) => {
+      action(async (ctx, ref: string, o: ListFlags) => {
         const api = await ctx.api();
-        const id = await subscriptionId(api, ref);
-        await ctx.print(await api.get(`/subscriptions/${id}/optouts`, { start: o.start, end: o.end }));
+        await printList(ctx, `/subscriptions/${await subscriptionId(api, ref)}/optouts`, {}, o);
       }),
     ),
     ['amsg subscriptions optouts "Weekly digest"'],

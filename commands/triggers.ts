@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { action, examples, UsageError } from '../src/cli/context.js';
 import { collectList, fieldId, memberId, parseIds } from '../src/cli/resolve.js';
 import { numericId, parseDuration } from './mailings.js';
@@ -25,13 +26,10 @@ function eventType(value: string): 'r' | 's' {
 
 export function register(triggers: Command) {
   examples(
-    triggers
-      .command('list')
-      .description('list triggers (automated sends of a parent mailing; deprecated in the service)')
+    listOptions(triggers.command('list').description('list triggers (automated sends of a parent mailing; deprecated in the service)'), { windowed: false })
       .action(
-        action(async (ctx) => {
-          const api = await ctx.api();
-          await ctx.print(await api.get('/triggers'), { columns: TRIGGER_COLUMNS });
+        action(async (ctx, o: ListFlags) => {
+          await printList(ctx, '/triggers', {}, o, { columns: TRIGGER_COLUMNS }, { windowed: false });
         }),
       ),
     ['amsg triggers list', 'amsg triggers list --json | jq ".[].name"'],
@@ -123,14 +121,11 @@ export function register(triggers: Command) {
   );
 
   examples(
-    triggers
-      .command('mailings <trigger>')
-      .description('the mailings (type r) a trigger sent, oldest first')
+    listOptions(triggers.command('mailings <trigger>').description('the mailings (type r) a trigger sent, oldest first'), { windowed: false })
       .action(
-        action(async (ctx, id: string) => {
+        action(async (ctx, id: string, o: ListFlags) => {
           const triggerId = numericId(id, 'TRIGGER');
-          const api = await ctx.api();
-          await ctx.print(await api.get(`/triggers/${triggerId}/mailings`), { columns: MAILING_COLUMNS });
+          await printList(ctx, `/triggers/${triggerId}/mailings`, {}, o, { columns: MAILING_COLUMNS }, { windowed: false });
         }),
       ),
     ['amsg triggers mailings 3'],

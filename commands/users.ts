@@ -1,16 +1,14 @@
 import { Command } from 'commander';
+import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { action, examples } from '../src/cli/context.js';
 import { registerAccess } from './accounts.js';
 
 export function register(users: Command) {
   examples(
-    users
-      .command('list')
-      .description('list users')
+    listOptions(users.command('list').description('list users'), { windowed: false })
       .action(
-        action(async (ctx) => {
-          const api = await ctx.api();
-          await ctx.print(await api.get('/users'));
+        action(async (ctx, o: ListFlags) => {
+          await printList(ctx, '/users', {}, o, {}, { windowed: false });
         }),
       ),
     ['amsg users list'],

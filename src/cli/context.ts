@@ -3,13 +3,37 @@ import { ApiError } from '../errors.js';
 import { connect, type Api } from '../client/api.js';
 import { resolveSettings, SettingsError, isTrue, type ConnectionFlags, type Settings } from '../client/config.js';
 import { ConnectionError } from '../client/transport.js';
-import { FORMATS, render, type Format, type View } from './output.js';
+import { FORMATS, listWriter, render, type Format, type ListWriter, type View } from './output.js';
 
 /** Exit codes, documented in the README. */
-export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, rowErrors: 4 } as const;
+export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, rowErrors: 4, cancelled: 130 } as const;
 
 /** Bad usage detected by amsg itself (exit 2). */
-export class UsageError extends Error {}
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A name that matches nothing (`groups get Glod`): the same "not found" as the
+ * service's 404 for an unknown id, so the same exit code (1) either way.
+ */
+export class NotFoundError extends Error {
+  readonly status = 404;
+  constructor(
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The user said no at a prompt, or pressed Ctrl-C there (exit 130). */
+export class CancelledError extends Error {}
 
 export interface GlobalOptions extends ConnectionFlags {
   json?: boolean;
@@ -56,10 +80,15 @@ export class RunContext {
     return this.stdout.isTTY ? 'table' : 'json';
   }
 
-  /** The Api, connected on first use; says once on stderr where the command acts. */
-  api(): Promise<Api> {
+  /**
+   * The Api, connected on first use; says once on stderr where the command acts.
+   * Remote calls need a well-formed key pair, checked before any request is sent
+   * (`anonymous` for the few paths the service answers without one).
+   */
+  api({ anonymous = false }: { anonymous?: boolean } = {}): Promise<Api> {
     return (this.apiPromise ??= (async () => {
       const s = this.settings;
+      if (s.mode === 'remote' && !anonymous) checkApiKey(s.apiKey);
       const api = await connect(s);
       this.note(
         s.mode === 'local' ? `acting on local database ${s.db} (account ${s.account})` : `acting on ${s.baseUrl} (account ${s.account})`,
@@ -68,14 +97,40 @@ export class RunContext {
     })());
   }
 
+  /** True once the Api has been asked for (a failure may then look things up to explain itself). */
+  get connected(): boolean {
+    return this.apiPromise !== undefined;
+  }
+
   /** A line for people on stderr (suppressed by --quiet). */
   note(message: string) {
     if (!this.quiet) this.stderr.write(`amsg: ${message}\n`);
   }
 
+  /** Colour only where wanted: not with --no-color, NO_COLOR (any value) or AMSG_NO_COLOR=1. */
+  get color(): boolean {
+    return this.opts.color !== false && !this.env.NO_COLOR && !isTrue(this.env.AMSG_NO_COLOR);
+  }
+
+  /** A table fits the terminal it is drawn on; piped, it keeps every character. */
+  private fitted(view: View = {}): View {
+    return this.stdout.isTTY && this.stdout.columns ? { ...view, width: this.stdout.columns } : view;
+  }
+
   /** Prints an answer in the chosen format. */
   async print(value: unknown, view?: View) {
-    this.stdout.write(await render(value, this.format, view));
+    this.stdout.write(await render(value, this.format, this.fitted(view)));
+  }
+
+  /** Writes to stdout, waiting while the reader is behind (so a streamed list holds one page at a time). */
+  async write(text: string): Promise<void> {
+    if (!text || this.stdout.write(text)) return;
+    await new Promise<void>((resolve) => this.stdout.once('drain', resolve));
+  }
+
+  /** A list printed as its pages arrive, in the chosen format (see printList). */
+  async listWriter(view: View = {}): Promise<ListWriter> {
+    return listWriter(this.format, this.fitted(view), (t) => this.write(t), (m) => this.note(m));
   }
 
   /**
@@ -88,21 +143,54 @@ export class RunContext {
   }
 
   /**
-   * Confirms a destructive step: asks on a terminal; off a terminal only --yes
-   * (or AMSG_YES=1) lets it through, so a script never deletes by accident.
+   * Why no prompt may be shown, or undefined when one may: prompts need a terminal
+   * on both ends, and CI (CI=true), --no-input or AMSG_NO_INPUT=1 turn them off even
+   * with one attached (a job's pseudo-terminal must not hang on a question).
+   */
+  get noPromptReason(): string | undefined {
+    if ((this.opts as { input?: boolean }).input === false) return '--no-input: prompts are off';
+    if (isTrue(this.env.AMSG_NO_INPUT)) return 'AMSG_NO_INPUT: prompts are off';
+    if (isTrue(this.env.CI)) return 'CI is set: prompts are off';
+    if (!process.stdin.isTTY || !this.stderr.isTTY) return 'no terminal to confirm on';
+    return undefined;
+  }
+
+  /**
+   * Confirms a destructive or status-changing step. `action` names what the user
+   * typed and what it touches: `delete group "Trial" (7) and its 27,190 memberships`.
+   * Asks on a terminal; otherwise only --yes (or AMSG_YES=1) lets it through, so a
+   * script never deletes by accident. A "no" or Ctrl-C at the prompt is a cancel (exit 130).
    */
   async confirm(action: string): Promise<void> {
     if (this.opts.yes || isTrue(this.env.AMSG_YES)) return;
-    if (!process.stdin.isTTY || !this.stderr.isTTY)
-      throw new UsageError(`refusing to ${action} without --yes (no terminal to confirm on)`);
+    const reason = this.noPromptReason;
+    if (reason) throw new UsageError(`refusing to ${action} without --yes (${reason})`);
     const { createInterface } = await import('node:readline/promises');
     const rl = createInterface({ input: process.stdin, output: this.stderr });
+    const abort = new AbortController();
+    // readline takes Ctrl-C on a terminal (no SIGINT reaches the process) and Ctrl-D closes it.
+    rl.on('SIGINT', () => abort.abort());
+    rl.on('close', () => abort.abort());
     try {
-      const answer = await rl.question(`${action[0].toUpperCase()}${action.slice(1)}? [y/N] `);
-      if (!/^y(es)?$/i.test(answer.trim())) throw new UsageError('cancelled; nothing was changed');
+      const answer = await rl.question(`${action[0].toUpperCase()}${action.slice(1)}? [y/N] `, { signal: abort.signal });
+      if (!/^y(es)?$/i.test(answer.trim())) throw new CancelledError('cancelled; nothing was changed');
+    } catch (err) {
+      if (abort.signal.aborted) {
+        this.stderr.write('\n');
+        throw new CancelledError('cancelled; nothing was changed');
+      }
+      throw err;
     } finally {
       rl.close();
     }
+  }
+
+  /**
+   * The answer of --dry-run: what the command would change (a phrase that names
+   * how many), and nothing changed. JSON `{dry_run: true, would, count}` for machines.
+   */
+  async wouldChange(would: string, count: number | null) {
+    await this.done({ dry_run: true, would, count }, `Dry run, nothing changed: would ${would}.`);
   }
 
   async close() {
@@ -110,24 +198,79 @@ export class RunContext {
   }
 }
 
+export interface Failure {
+  /** The sentence for people (stderr text). */
+  message: string;
+  code: number;
+  /** The bare reason, for the JSON error object. */
+  error?: string;
+  status?: number;
+  field?: string;
+  details?: Record<string, unknown>;
+}
+
+const detailText = (v: unknown) => (Array.isArray(v) ? v.join('; ') : typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v));
+
 /** Maps an error to its message and exit code (never a stack trace unless AMSG_DEBUG is set). */
-export function describeFailure(err: unknown, env: NodeJS.ProcessEnv = process.env): { message: string; code: number } {
+export function describeFailure(err: unknown, env: NodeJS.ProcessEnv = process.env): Failure {
   if (err instanceof ApiError) {
-    const { error: _e, ...details } = err.body;
-    const extra = Object.keys(details).filter((k) => k !== 'field').length ? ` ${JSON.stringify(details)}` : '';
-    return { message: `the service refused (HTTP ${err.status}): ${err.message}${extra}`, code: EXIT.refused };
+    const { error: _e, field, ...details } = err.body;
+    // Details of the refusal (missing tags, the row that failed) as lines, not pasted JSON.
+    const extra = Object.entries(details).map(([k, v]) => `\n  ${k}: ${detailText(v)}`).join('');
+    return {
+      message: `the service refused (HTTP ${err.status}): ${err.message}${extra}`,
+      code: EXIT.refused,
+      error: err.message,
+      status: err.status,
+      field: typeof field === 'string' ? field : undefined,
+      details: Object.keys(details).length ? details : undefined,
+    };
   }
   if (err instanceof ConnectionError)
     return {
-      message: `${err.message}\n  check --base-url / AMSG_BASE_URL and that the service is running, or use --local`,
+      message: err.hint === undefined ? `${err.message}\n  check --base-url / AMSG_BASE_URL and that the service is running, or use --local` : `${err.message}${err.hint}`,
+      error: err.message,
       code: EXIT.unreachable,
     };
-  if (err instanceof UsageError || err instanceof SettingsError) return { message: err.message, code: EXIT.usage };
+  if (err instanceof NotFoundError) return { message: err.message, error: err.message, code: EXIT.refused, status: 404, field: err.field };
+  if (err instanceof CancelledError) return { message: err.message, error: err.message, code: EXIT.cancelled };
+  if (err instanceof UsageError) return { message: err.message, error: err.message, code: EXIT.usage, field: err.field };
+  if (err instanceof SettingsError) return { message: err.message, error: err.message, code: EXIT.usage };
   const e = err as Error;
   return {
     message: isTrue(env.AMSG_DEBUG) ? (e.stack ?? String(e)) : `unexpected error: ${e?.message ?? String(err)} (AMSG_DEBUG=1 shows more)`,
+    error: e?.message ?? String(err),
     code: EXIT.refused,
   };
+}
+
+/**
+ * Errors go out as one JSON object on stderr for machines: with --json, or when
+ * stdout is not a terminal and the output is json or ndjson (a script parsing the
+ * data parses the error too). Otherwise a sentence for people.
+ */
+export function wantsJsonErrors(opts: { json?: boolean; output?: string }, env: NodeJS.ProcessEnv, stdoutIsTTY: boolean | undefined): boolean {
+  if (opts.json) return true;
+  const format = opts.output ?? env.AMSG_OUTPUT;
+  return !stdoutIsTTY && (format === 'json' || format === 'ndjson');
+}
+
+/** The error line: `{"error", "status", "field", "exit_code"}` (and the service's details, if any) or `amsg: sentence`. */
+export function failureText(f: Failure, json: boolean): string {
+  if (!json) return `amsg: ${f.message}\n`;
+  return (
+    JSON.stringify({ error: f.error ?? f.message, status: f.status ?? null, field: f.field ?? null, exit_code: f.code, ...(f.details ? { details: f.details } : {}) }) +
+    '\n'
+  );
+}
+
+/** The key pair of remote mode: PUBLIC:PRIVATE. Never echoed back, since it is a secret. */
+function checkApiKey(key: string | undefined) {
+  if (!key)
+    throw new UsageError('remote mode needs an API key pair: pass --api-key PUBLIC:PRIVATE or set AMSG_API_KEY (or use --local)', 'api_key');
+  const colon = key.indexOf(':');
+  if (colon < 1 || colon === key.length - 1)
+    throw new UsageError('--api-key / AMSG_API_KEY must be PUBLIC:PRIVATE, the two halves of a key pair joined by a colon', 'api_key');
 }
 
 type ActionFn<A extends unknown[]> = (ctx: RunContext, ...args: A) => Promise<void>;
@@ -142,14 +285,30 @@ export function action<A extends unknown[]>(fn: ActionFn<A>) {
     const ctx = new RunContext(cmd.optsWithGlobals() as GlobalOptions);
     try {
       await fn(ctx, ...(args.slice(0, -1) as A));
-    } catch (err) {
-      const { message, code } = describeFailure(err);
-      process.stderr.write(`amsg: ${message}\n`);
-      process.exitCode = code;
+    } catch (caught) {
+      let err = caught;
+      if (err instanceof ApiError && ctx.connected) {
+        const { explainRefusal } = await import('./resolve.js');
+        err = await explainRefusal(await ctx.api(), err).catch(() => err);
+      }
+      const failure = describeFailure(err);
+      let json = false;
+      try {
+        json = wantsJsonErrors({ json: ctx.opts.json, output: ctx.opts.output ?? ctx.settings.output }, ctx.env, ctx.stdout.isTTY);
+      } catch {
+        json = wantsJsonErrors(ctx.opts, ctx.env, ctx.stdout.isTTY);
+      }
+      process.stderr.write(failureText(failure, json));
+      process.exitCode = failure.code;
     } finally {
       await ctx.close();
     }
   };
+}
+
+/** The --dry-run flag of a bulk or destructive command (answered with ctx.wouldChange). */
+export function dryRunOption(cmd: Command): Command {
+  return cmd.option('--dry-run', 'say what would change, and how many, and change nothing');
 }
 
 /** Adds examples to a command's --help. */

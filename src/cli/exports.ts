@@ -32,11 +32,19 @@ export async function actingUserEmail(api: Api, given: string | undefined): Prom
 export async function waitForExport(ctx: RunContext, api: Api, id: number): Promise<ExportRecord> {
   let delay = 250;
   let said = '';
+  const started = Date.now();
+  let saidAt = started;
   for (;;) {
     const record = await api.get<ExportRecord>(`/exports/${id}`);
     if (record.status === 'o') return record;
     if (record.status === 'e') throw new ApiError(500, `export ${id} failed on the service (status e)`);
-    if (record.status !== said) ctx.note(`export ${id}: ${STATUS_WORDS[record.status] ?? record.status}…`);
+    // While the service builds the file: each new status, and every few seconds how long it has taken.
+    const now = Date.now();
+    if (record.status !== said || now - saidAt >= 5_000) {
+      const elapsed = record.status === said ? ` (${Math.round((now - started) / 1000)}s)` : '';
+      ctx.note(`export ${id}: ${STATUS_WORDS[record.status] ?? record.status}…${elapsed}`);
+      saidAt = now;
+    }
     said = record.status;
     await sleep(delay);
     delay = Math.min(delay * 1.5, 2_000);

@@ -20,6 +20,8 @@ const label = (s: ProgressState) => (s.dryRun ? 'dry run' : s.importId !== undef
 
 export interface ImportProgress {
   update(change: Partial<ProgressState>): void;
+  /** A note for people: above the live view (which would draw over a plain write), else a line on stderr. */
+  note(message: string): void;
   /** Ends the view (the summary follows on its own). */
   stop(): Promise<void>;
 }
@@ -53,33 +55,70 @@ export function progressLine(s: ProgressState, startedAt: number, now = Date.now
     .join(', ');
 }
 
-export async function createImportProgress(out: NodeJS.WriteStream, opts: { quiet: boolean }): Promise<ImportProgress> {
+export async function createImportProgress(
+  out: NodeJS.WriteStream,
+  opts: { quiet: boolean; color?: boolean; note: (message: string) => void },
+): Promise<ImportProgress> {
   const state: ProgressState = { rowsRead: 0, rowsSent: 0, rejected: 0, bytesRead: 0 };
   const startedAt = Date.now();
-  if (opts.quiet) return { update: (c) => void Object.assign(state, c), stop: async () => undefined };
+  if (opts.quiet) return { update: (c) => void Object.assign(state, c), note: opts.note, stop: async () => undefined };
   if (!out.isTTY) {
     const timer = setInterval(() => out.write(`amsg: ${progressLine(state, startedAt)}\n`), PLAIN_EVERY_MS);
     timer.unref();
     return {
       update: (c) => void Object.assign(state, c),
+      note: opts.note,
       stop: async () => clearInterval(timer),
     };
   }
-  return liveView(out, state, startedAt);
+  return lazyLiveView(out, state, startedAt, opts.color !== false, opts.note);
 }
 
-async function liveView(out: NodeJS.WriteStream, state: ProgressState, startedAt: number): Promise<ImportProgress> {
-  const [{ render, Box, Text }, reactModule] = await Promise.all([import('ink'), import('react')]);
+/**
+ * The live view, drawn from the first row on: a command refused before that (a 404
+ * for --resume, a bad header) draws no empty frame. Notes said before it starts go
+ * straight to stderr; after, they are drawn above it, where a redraw leaves them.
+ */
+function lazyLiveView(
+  out: NodeJS.WriteStream,
+  state: ProgressState,
+  startedAt: number,
+  color: boolean,
+  note: (message: string) => void,
+): ImportProgress {
+  let view: Promise<ImportProgress> | undefined;
+  let stopped = false;
+  return {
+    update(change) {
+      Object.assign(state, change);
+      if (!view && !stopped && (state.rowsRead > 0 || state.importId !== undefined)) view = liveView(out, state, startedAt, color);
+    },
+    note(message) {
+      if (view) void view.then((v) => v.note(message));
+      else note(message);
+    },
+    async stop() {
+      stopped = true;
+      if (view) await (await view).stop();
+    },
+  };
+}
+
+async function liveView(out: NodeJS.WriteStream, state: ProgressState, startedAt: number, color: boolean): Promise<ImportProgress> {
+  const [{ render, Box, Static, Text }, reactModule] = await Promise.all([import('ink'), import('react')]);
   // React is CommonJS: bundled, its dynamic import answers the exports as `default`.
   const React = (reactModule.default ?? reactModule) as typeof reactModule.default;
   const h = React.createElement;
-  const View = ({ s, now }: { s: ProgressState; now: number }) => {
+  const notes: string[] = [];
+  const View = ({ s, now, said }: { s: ProgressState; now: number; said: string[] }) => {
     const r = rates(s, startedAt, now);
     const width = 30;
     const filled = r.fraction !== undefined ? Math.round(r.fraction * width) : 0;
     return h(
       Box,
       { flexDirection: 'column' },
+      // Notes (Ctrl-C, --resume, skipped columns) stay printed above the redrawn part.
+      h(Static, { items: said, children: (n: string, i: number) => h(Text, { key: i }, `amsg: ${n}`) } as never),
       h(
         Text,
         null,
@@ -90,16 +129,21 @@ async function liveView(out: NodeJS.WriteStream, state: ProgressState, startedAt
         ? h(Text, null, `[${'█'.repeat(filled)}${'░'.repeat(width - filled)}] ${(r.fraction * 100).toFixed(0)}%`, r.etaSeconds !== undefined ? `  ETA ${fmtDuration(r.etaSeconds)}` : '')
         : null,
       h(Text, null, `${fmtInt(s.rowsRead)} rows read, ${fmtInt(s.rowsSent)} sent, ${fmtInt(r.rowsPerSecond)} rows/s`),
-      h(Text, { color: s.rejected ? 'yellow' : undefined }, `${fmtInt(s.rejected)} rejected`),
+      h(Text, { color: s.rejected && color ? 'yellow' : undefined }, `${fmtInt(s.rejected)} rejected`),
     );
   };
-  const app = render(h(View, { s: { ...state }, now: Date.now() }), { stdout: out, patchConsole: false, exitOnCtrlC: false });
-  const timer = setInterval(() => app.rerender(h(View, { s: { ...state }, now: Date.now() })), 100);
+  const frame = () => h(View, { s: { ...state }, now: Date.now(), said: [...notes] });
+  const app = render(frame(), { stdout: out, patchConsole: false, exitOnCtrlC: false });
+  const timer = setInterval(() => app.rerender(frame()), 100);
   return {
     update: (c) => void Object.assign(state, c),
+    note: (message) => {
+      notes.push(message);
+      app.rerender(frame());
+    },
     stop: async () => {
       clearInterval(timer);
-      app.rerender(h(View, { s: { ...state }, now: Date.now() }));
+      app.rerender(frame());
       app.unmount();
       await app.waitUntilExit().catch(() => undefined);
     },

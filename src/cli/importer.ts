@@ -5,10 +5,11 @@
  * (and written to --errors-out). Field values are checked by the service itself (a
  * dry run asks it without writing), so the CLI repeats no field rule.
  */
-import { createWriteStream, openSync, renameSync, type WriteStream } from 'node:fs';
+import { closeSync, createWriteStream, openSync, renameSync, rmSync, type WriteStream } from 'node:fs';
 import { ApiError } from '../errors.js';
 import type { Api } from '../client/api.js';
 import { UsageError } from './context.js';
+import { didYouMean } from './resolve.js';
 import { CsvError, openCsv, type CsvRecord, type CsvSource } from './csv-source.js';
 import type { ImportProgress } from './import-progress.js';
 
@@ -20,8 +21,10 @@ export interface ImportRequest {
    */
   groups: () => Promise<number[]>;
   addOnly: boolean;
-  /** column → field (or email, phone_number, groups) */
+  /** column → field (or email, phone_number, groups); an empty field skips the column */
   map: Record<string, string>;
+  /** columns to skip */
+  ignore?: string[];
   sourceName?: string;
   delimiter?: string;
   dryRun: boolean;
@@ -75,6 +78,51 @@ const SPECIAL: Record<string, string> = {
   group_name: 'groups',
 };
 
+/**
+ * Columns the service writes itself (an audience export, `members list --output
+ * csv`): what they hold is not the importer's to set, so they are skipped, with a
+ * note, and an exported file re-imports as it is.
+ */
+const SERVICE_COLUMNS = new Set([
+  'member_id',
+  'account_id',
+  'member_since',
+  'plaintext_preferred',
+  'bounce_count',
+  'status_name',
+  'status',
+  'member_status_id',
+  'confirmed_opt_in',
+  'last_modified_at',
+  'deleted_at',
+  'email_error',
+  'promotional_status',
+  'transactional_status',
+  'region_code',
+  'sms',
+  'sms.promotional_status',
+  'sms.transactional_status',
+  'sms.region_code',
+  'fields',
+]);
+
+/** The column of its own that --errors-out adds after the file's columns: the reason a row was rejected. */
+export const ERROR_COLUMN = 'error';
+
+/**
+ * True when the file ends with the rejected-rows file's own `error` column (and no
+ * field or --map claims that name): the file is an --errors-out file coming back.
+ */
+export function endsWithErrorColumn(header: string[], fieldNames: string[], map: Record<string, string>): boolean {
+  const last = header.at(-1)?.toLowerCase();
+  return (
+    header.length > 1 &&
+    last === ERROR_COLUMN &&
+    !fieldNames.some((f) => f.toLowerCase() === ERROR_COLUMN) &&
+    !Object.keys(map).some((c) => c.toLowerCase() === ERROR_COLUMN)
+  );
+}
+
 interface Column {
   index: number;
   name: string;
@@ -82,8 +130,17 @@ interface Column {
   target: string;
 }
 
-/** Maps the header to targets, or throws one error naming every problem. */
-export function mapColumns(header: string[], fieldNames: string[], map: Record<string, string>): Column[] {
+/**
+ * Maps the header to targets, or throws one error naming every problem. A column
+ * mapped to nothing (`--map col=`), named by --ignore, or one of the service's own
+ * columns is skipped (and answered in `skipped`).
+ */
+export function mapColumns(
+  header: string[],
+  fieldNames: string[],
+  map: Record<string, string>,
+  ignore: string[] = [],
+): Column[] & { skipped: string[]; serviceColumns: string[] } {
   const problems: string[] = [];
   const seen = new Map<string, number>();
   header.forEach((h, i) => {
@@ -95,14 +152,21 @@ export function mapColumns(header: string[], fieldNames: string[], map: Record<s
   const fields = new Map(fieldNames.map((f) => [f.toLowerCase(), f]));
   const explicit = new Map(Object.entries(map).map(([c, f]) => [c.toLowerCase(), f]));
   for (const c of explicit.keys())
-    if (!seen.has(c)) problems.push(`--map names column "${c}", which is not in the header (${header.join(', ')})`);
-  const columns: Column[] = [];
+    if (!seen.has(c)) problems.push(`--map names column "${c}", which is not in the header (${header.join(', ')})${didYouMean(c, header)}`);
+  const ignored = new Set(ignore.map((c) => c.toLowerCase()));
+  for (const c of ignore)
+    if (!seen.has(c.toLowerCase())) problems.push(`--ignore names column "${c}", which is not in the header (${header.join(', ')})${didYouMean(c, header)}`);
+  const columns = Object.assign([] as Column[], { skipped: [] as string[], serviceColumns: [] as string[] });
   const unknown: string[] = [];
   header.forEach((name, index) => {
     if (!name) return;
-    const wanted = explicit.get(name.toLowerCase()) ?? name;
+    const key = name.toLowerCase();
+    if (ignored.has(key) || explicit.get(key) === '') return void columns.skipped.push(name);
+    // Columns of the service's own CSV: fields.first_name is the field, sms.phone_number the phone.
+    const wanted = explicit.get(key) ?? (/^fields\./i.test(name) ? name.slice('fields.'.length) : key === 'sms.phone_number' ? 'phone_number' : name);
     const special = SPECIAL[wanted.toLowerCase()];
     const field = fields.get(wanted.toLowerCase());
+    if (!explicit.has(key) && !field && SERVICE_COLUMNS.has(key)) return void columns.serviceColumns.push(name);
     if (special) columns.push({ index, name, target: special });
     else if (field) columns.push({ index, name, target: field });
     else if (explicit.has(name.toLowerCase())) problems.push(`--map ${name}=${wanted}: there is no field "${wanted}"`);
@@ -110,8 +174,8 @@ export function mapColumns(header: string[], fieldNames: string[], map: Record<s
   });
   if (unknown.length)
     problems.push(
-      `unknown column${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')}: ` +
-        'map each to a field with --map column=field, or create the field (amsg fields create NAME --type text)',
+      `unknown column${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"${didYouMean(u, fieldNames, false).replace(/^; /, ' (').replace(/\?$/, '?)')}`).join(', ')}: ` +
+        'map each to a field with --map column=field, skip it with --ignore column, or create the field (amsg fields create NAME --type text)',
     );
   const emails = columns.filter((c) => c.target === 'email');
   if (!emails.length)
@@ -156,14 +220,21 @@ function toMember(columns: Column[], values: string[]): Record<string, unknown> 
   return member;
 }
 
+/**
+ * The --errors-out file: the rows not imported, each exactly as it was read, then
+ * the reason. It re-imports as it is once the rows are fixed (the importer knows
+ * its own `error` column). Written only when some row was not imported.
+ */
 class ErrorsFile {
   private fd?: number;
   private out?: WriteStream;
   private failed?: Error;
   private stringify?: (rows: string[][]) => string;
+  private rows = 0;
   constructor(
     private readonly path: string | undefined,
     private readonly header: string[],
+    private readonly note: (message: string) => void,
   ) {
     // Opened now, before any row is written: a path that cannot be written is bad
     // usage to say at once, not a crash half way through the import.
@@ -182,25 +253,31 @@ class ErrorsFile {
     this.out.on('error', (err) => {
       this.failed ??= err;
     });
-    this.out.write(this.stringify([[...this.header, 'error']]));
+    this.out.write(this.stringify([[...this.header, ERROR_COLUMN]]));
   }
 
   async write(values: string[], reason: string) {
     if (!this.path) return;
     if (!this.out) await this.start();
-    // A short row is padded so its reason stands under "error"; a long one keeps its
-    // extra values (nothing the user wrote is dropped), so its reason comes after them.
-    const padded = values.length < this.header.length ? [...values, ...Array(this.header.length - values.length).fill('')] : values;
-    this.out!.write(this.stringify!([[...padded, reason]]));
+    // The row's own cells, then the reason: a ragged row is not padded or cut, so it
+    // comes back exactly as it was (its reason then stands after its last cell).
+    this.out!.write(this.stringify!([[...values, reason]]));
+    this.rows++;
   }
 
-  /** Moves the file into place (with no rejected row, it is the header alone: asked for, so still written). */
+  /** Moves the file into place and says so; with no row to write, writes nothing and says that. */
   async close() {
     if (!this.path) return;
-    if (!this.out) await this.start();
+    if (!this.out) {
+      closeSync(this.fd!);
+      rmSync(`${this.path}.partial`, { force: true });
+      this.note(`every row was imported: nothing written to ${this.path}`);
+      return;
+    }
     await new Promise<void>((resolve) => this.out!.end(resolve));
     if (this.failed) throw new Error(`cannot write --errors-out ${this.path}: ${this.failed.message}`);
     renameSync(`${this.path}.partial`, this.path);
+    this.note(`wrote the ${this.rows.toLocaleString('en-US')} row${this.rows === 1 ? '' : 's'} not imported to ${this.path} (fix them and import that file again)`);
   }
 }
 
@@ -220,7 +297,9 @@ interface Batch {
 const newBatch = (): Batch => ({ sent: [], refused: [], size: 0, lastLine: 0 });
 
 /** The values of a batch's rows as sent. */
-const rowsOf = (batch: Batch) => batch.sent.map((r) => r.values);
+/** The cells sent of each row: all of them, or those of the columns kept (`keep`) when some are skipped. */
+const rowsOf = (batch: Batch, keep?: number[]) =>
+  keep ? batch.sent.map((r) => keep.map((i) => r.values[i])) : batch.sent.map((r) => r.values);
 
 type RowErrors = { index: number; error: string }[];
 /** Rows dropped as duplicates, by position, with the position of the row imported (null: in an earlier batch). */
@@ -233,6 +312,12 @@ interface RowAnswer {
 }
 const NO_ROWS: RowAnswer = { errors: [], duplicates: [] };
 
+/** The targets of the columns sent, and which cells of a row they are when some columns are skipped. */
+interface SentColumns {
+  targets: string[];
+  keep?: number[];
+}
+
 /** Where the rows go: a dry run, a streamed import, or POST /members jobs. */
 interface Target {
   /** Applies (or checks) one batch; answers the rows the service refused or dropped, by position. */
@@ -244,7 +329,7 @@ interface Target {
 /** A dry run: every batch through the service's rules, nothing written. */
 function dryRunTarget(
   api: Api,
-  columns: string[],
+  columns: SentColumns,
   options: () => Promise<Record<string, unknown>>,
   outcome: ImportOutcome,
 ): Target {
@@ -253,8 +338,8 @@ function dryRunTarget(
     async send(batch) {
       if (!batch.sent.length) return NO_ROWS;
       const r = await api.post<typeof dry & { errors: RowErrors; duplicate_rows?: DuplicateRows }>('/members/imports/validate', {
-        columns,
-        rows: rowsOf(batch),
+        columns: columns.targets,
+        rows: rowsOf(batch, columns.keep),
         ...(await options()),
       });
       for (const k of Object.keys(dry) as (keyof typeof dry)[]) dry[k] += r[k];
@@ -275,7 +360,7 @@ function dryRunTarget(
  */
 function streamTarget(
   api: Api,
-  columns: string[],
+  columns: SentColumns,
   options: () => Promise<Record<string, unknown>>,
   outcome: ImportOutcome,
   progress: ImportProgress,
@@ -306,8 +391,8 @@ function streamTarget(
     async send(batch) {
       const id = await open();
       const r = await api.post<{ errors: RowErrors; duplicate_rows?: DuplicateRows }>(`/members/imports/${id}/rows`, {
-        columns,
-        rows: rowsOf(batch),
+        columns: columns.targets,
+        rows: rowsOf(batch, columns.keep),
         ...(batch.refused.length ? { rejected: batch.refused.length } : {}),
         offset: batch.offset,
       });
@@ -369,10 +454,21 @@ export async function runImport(
 ): Promise<ImportOutcome> {
   const source: CsvSource = await openCsv(req.file, { delimiter: req.delimiter });
   const fieldNames = (await api.get<{ shortcut_name: string }[]>('/fields')).map((f) => f.shortcut_name);
-  const columns = mapColumns(source.header, fieldNames, req.map);
-  // Every column of the header maps to something (mapColumns refuses the rest), so
-  // the rows go as they were read, under their targets.
-  const targets = columns.map((c) => c.target);
+  // An --errors-out file coming back: its last cell is the old reason, and the cells
+  // before it are the row exactly as it was (a ragged row too), so it goes again as it was.
+  const ownErrors = endsWithErrorColumn(source.header, fieldNames, req.map);
+  const header = ownErrors ? source.header.slice(0, -1) : source.header;
+  if (ownErrors) note(`the last column, "${source.header.at(-1)}", is the reason amsg gave for rejecting each row: ignored`);
+  const columns = mapColumns(header, fieldNames, req.map, req.ignore);
+  if (columns.serviceColumns.length)
+    note(`skipped the service's own column${columns.serviceColumns.length > 1 ? 's' : ''} ${columns.serviceColumns.join(', ')} (the service sets them; they are not imported)`);
+  if (columns.skipped.length) note(`skipped column${columns.skipped.length > 1 ? 's' : ''} ${columns.skipped.join(', ')} (--ignore or --map column=)`);
+  // Every other column of the header maps to something (mapColumns refuses the rest):
+  // the rows go as they were read, or only their kept cells when some are skipped.
+  const sent: SentColumns = {
+    targets: columns.map((c) => c.target),
+    keep: columns.length === header.length ? undefined : columns.map((c) => c.index),
+  };
   stopSignal.onStop = () => source.stop();
   const outcome: ImportOutcome = {
     imports: [],
@@ -400,7 +496,7 @@ export async function runImport(
   let skip = 0;
   let target: Target;
   if (req.dryRun) {
-    target = dryRunTarget(api, targets, options, outcome);
+    target = dryRunTarget(api, sent, options, outcome);
     progress.update({ dryRun: true });
   } else if (req.resume !== undefined) {
     const current = await api.get<{ mode: string; status: string; num_members: number }>(`/members/imports/${req.resume}`);
@@ -408,10 +504,10 @@ export async function runImport(
     if (current.status === 'o') throw new CsvError(`import ${req.resume} is already finished`);
     skip = current.num_members;
     note(`resuming import ${req.resume}: skipping the ${skip} rows it already has`);
-    target = streamTarget(api, targets, options, outcome, progress, req.resume);
-  } else target = streamTarget(api, targets, options, outcome, progress);
+    target = streamTarget(api, sent, options, outcome, progress, req.resume);
+  } else target = streamTarget(api, sent, options, outcome, progress);
 
-  const errors = new ErrorsFile(req.errorsOut, source.header);
+  const errors = new ErrorsFile(req.errorsOut, header, note);
   const reject = async (line: number, values: string[], reason: string) => {
     outcome.rejectedCount++;
     if (outcome.rejected.length < 1000) outcome.rejected.push({ line, reason });
@@ -531,8 +627,9 @@ export async function runImport(
           continue;
         }
         outcome.rowsRead++;
-        if (record.values.length !== source.header.length) {
-          batch.refused.push({ record, reason: `has ${record.values.length} columns; the header has ${source.header.length}` });
+        if (ownErrors) record.values = record.values.slice(0, -1);
+        if (record.values.length !== header.length) {
+          batch.refused.push({ record, reason: `has ${record.values.length} columns; the header has ${header.length}` });
         } else {
           batch.sent.push(record);
         }

@@ -1,5 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
-import { EXIT } from './context.js';
+import { EXIT, failureText, wantsJsonErrors } from './context.js';
 
 import * as init from '../../commands/init.js';
 import * as members from '../../commands/members.js';
@@ -25,6 +25,8 @@ import * as db from '../../commands/db.js';
 import * as events from '../../commands/events.js';
 import * as touchpoints from '../../commands/touchpoints.js';
 import * as workflows from '../../commands/workflows.js';
+import * as completion from '../../commands/completion.js';
+import * as versionCommand from '../../commands/version.js';
 
 /**
  * The top-level commands: name, one-line description, and the module that defines
@@ -57,6 +59,8 @@ const COMMANDS: Record<string, [description: string, module: { register(cmd: Com
   serve: ['serve the local database over HTTP (HTTP Basic auth with an API key pair)', serve],
   config: ['configuration profiles', config],
   api: ['the raw service interface: OpenAPI document, single requests', api],
+  completion: ['print a shell completion script: amsg completion bash|zsh|fish', completion],
+  version: ['print the version (as --version does)', versionCommand],
 };
 
 /** Global options that take a value, so the command name can be found after them. */
@@ -72,7 +76,25 @@ export function commandName(args: string[]): string | undefined {
   return undefined;
 }
 
-export function buildProgram(version: string, args: string[] = []): Command {
+/** --json and --output as typed, before commander parses them: usage errors need to know how to be written. */
+function outputFlags(args: string[]): { json?: boolean; output?: string } {
+  const out: { json?: boolean; output?: string } = {};
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--') break;
+    if (a === '--json') out.json = true;
+    else if (a === '-o' || a === '--output') out.output = args[++i];
+    else if (a.startsWith('--output=')) out.output = a.slice('--output='.length);
+  }
+  return out;
+}
+
+/** Every command registered, with all its subcommands and flags: what `amsg completion` describes. */
+export function fullProgram(version: string): Command {
+  return buildProgram(version, [], process.env, true);
+}
+
+export function buildProgram(version: string, args: string[] = [], env: NodeJS.ProcessEnv = process.env, everyCommand = false): Command {
   const program = new Command('amsg')
     .description('Administer the audience-messaging service: remotely over HTTP, or locally over a SQLite file.')
     .version(version)
@@ -85,9 +107,16 @@ export function buildProgram(version: string, args: string[] = []): Command {
     .addOption(new Option('-o, --output <format>', 'output format (AMSG_OUTPUT)').choices(['table', 'json', 'ndjson', 'csv']))
     .option('--json', 'shorthand for --output json')
     .option('-y, --yes', 'confirm destructive operations without asking (AMSG_YES=1)')
+    .option('--no-input', 'never prompt, even on a terminal (AMSG_NO_INPUT=1; also when CI=true)')
     .option('-q, --quiet', 'no notes on stderr (AMSG_QUIET=1)')
-    .option('--no-color', 'no colour in output')
-    .showHelpAfterError('(add --help for usage and examples)');
+    .option('--no-color', 'no colour in output');
+  // Usage errors (unknown flags, bad values) are one JSON object on stderr for scripts, as every other error is.
+  if (wantsJsonErrors(outputFlags(args), env, process.stdout.isTTY))
+    program.configureOutput({
+      outputError: (text, write) =>
+        write(failureText({ message: text, error: text.replace(/^error: /, '').trim(), code: EXIT.usage }, true)),
+    });
+  else program.showHelpAfterError('(add --help for usage and examples)');
   program.addHelpText(
     'after',
     `
@@ -109,7 +138,7 @@ Examples:
     const cmd = program.command(name).description(description);
     // The other commands stay bare: enough for the top-level help and for
     // commander to tell a known command from a typo.
-    if (name === wanted) module.register(cmd);
+    if (name === wanted || everyCommand) module.register(cmd);
   }
   // Every command reports usage errors with exit code 2 instead of exiting itself.
   const override = (cmd: Command) => {

@@ -9,9 +9,65 @@ export type Format = (typeof FORMATS)[number];
 export interface View {
   /** Columns for table output of a list (all keys by default). Dotted paths reach into objects. */
   columns?: string[];
+  /** Words for a column's letters in a table (`mailing_status: {p: 'pending', …}`); JSON keeps the letters. */
+  words?: Record<string, Record<string, string>>;
+  /** The terminal's width: a table is fitted to it, long cells cut with …. */
+  width?: number;
+}
+
+/** Member statuses as people say them; every table shows these for member_status_id and a member's status. */
+const MEMBER_STATUS_WORDS: Record<string, string> = { a: 'active', e: 'error', o: 'opted out', f: 'forwarded', 'opt-out': 'opted out' };
+const DEFAULT_WORDS: Record<string, Record<string, string>> = { member_status_id: MEMBER_STATUS_WORDS, status: { 'opt-out': 'opted out' } };
+
+/** `@D:2026-12-01T09:00:00` (UTC on the wire) as a local, readable time: `2026-12-01 09:00`. */
+export function humanDate(wire: string): string {
+  const m = /^@D:(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})$/.exec(wire);
+  if (!m) return wire;
+  const d = new Date(`${m[1]}Z`);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+/** A value as a table shows it to people: readable dates, words for status letters. */
+function tableCell(v: unknown, column: string, view: View): string {
+  if (typeof v === 'string') {
+    const words = view.words?.[column] ?? DEFAULT_WORDS[column];
+    if (words?.[v]) return words[v];
+    if (v.startsWith('@D:')) return humanDate(v);
+  }
+  return cell(v);
+}
+
+/** Cuts a cell to `width` characters, ending in … when cut (one line: a cut cell's line breaks become spaces). */
+const cut = (text: string, width: number) => {
+  if (text.length <= width && !text.includes('\n')) return text;
+  const line = text.replace(/\s*\n\s*/g, ' ');
+  return line.length <= width ? line : `${line.slice(0, Math.max(width - 1, 0))}…`;
+};
+
+/**
+ * Column widths that fit a table in `width` characters: the widest columns give up
+ * room first, none below a few characters (a very narrow terminal may still wrap).
+ */
+export function fitWidths(natural: number[], width: number): number[] {
+  const widths = [...natural];
+  const frame = 3 * widths.length + 1;
+  let over = widths.reduce((a, b) => a + b, 0) + frame - width;
+  while (over > 0) {
+    const widest = Math.max(...widths);
+    if (widest <= 6) break;
+    const i = widths.indexOf(widest);
+    const second = Math.max(6, ...widths.filter((_, j) => j !== i));
+    const take = Math.min(over, Math.max(1, widest - second));
+    widths[i] -= take;
+    over -= take;
+  }
+  return widths;
 }
 
 type Row = Record<string, unknown>;
+
+export const thousands = (n: number) => n.toLocaleString('en-US');
 
 const isRow = (v: unknown): v is Row => !!v && typeof v === 'object' && !Array.isArray(v);
 
@@ -55,13 +111,73 @@ export async function render(value: unknown, format: Format, view: View = {}): P
   }
 }
 
+/**
+ * The CSV columns of flattened rows: every key, except a parent (`sms`) where some
+ * row has its children (`sms.phone_number`), since its cells would only ever be empty.
+ */
+export function csvColumns(rows: Row[]): string[] {
+  const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  const parents = new Set(keys.filter((k) => k.includes('.')).map((k) => k.slice(0, k.indexOf('.'))));
+  return keys.filter((k) => !parents.has(k));
+}
+
 async function renderCsv(value: unknown): Promise<string> {
   const { stringify } = await import('csv-stringify/sync');
   const items = Array.isArray(value) ? value : [value];
   if (!items.every(isRow)) return stringify(items.map((v) => [cell(v)]));
   const rows = items.map((r) => flatten(r as Row));
-  const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  const columns = csvColumns(rows);
   return stringify(rows.map((r) => columns.map((c) => cell(r[c]))), { header: true, columns });
+}
+
+/** A list printed as its pages arrive (see printList in paging.ts). */
+export interface ListWriter {
+  write(rows: unknown[]): Promise<void>;
+  end(): Promise<void>;
+}
+
+/**
+ * Writes a list page by page. json and ndjson print exactly what render() prints for
+ * the whole list, csv takes its header from the first page, and a table, which must
+ * know every cell's width, is drawn at the end.
+ */
+export function listWriter(format: Format, view: View, write: (text: string) => Promise<void>, note: (m: string) => void): ListWriter {
+  let count = 0;
+  const buffered: unknown[] = [];
+  let columns: string[] | undefined;
+  let plain = false;
+  const dropped = new Set<string>();
+  return {
+    async write(rows) {
+      if (!rows.length) return;
+      if (format === 'table') {
+        for (const r of rows) buffered.push(r);
+        return;
+      }
+      if (format === 'ndjson') await write(rows.map((v) => JSON.stringify(v) + '\n').join(''));
+      else if (format === 'json') {
+        const items = rows.map((v) => '  ' + JSON.stringify(v, null, 2).replaceAll('\n', '\n  '));
+        await write((count ? ',\n' : '[\n') + items.join(',\n'));
+      } else {
+        const { stringify } = await import('csv-stringify/sync');
+        if (!count) plain = !rows.every(isRow);
+        if (plain) await write(stringify(rows.map((v) => [cell(v)])));
+        else {
+          const flat = rows.map((r) => flatten(r as Row));
+          const header = !columns;
+          columns ??= csvColumns(flat);
+          for (const r of flat) for (const [k, v] of Object.entries(r)) if (cell(v) !== '' && !columns.includes(k)) dropped.add(k);
+          await write(stringify(flat.map((r) => columns!.map((c) => cell(r[c]))), { header, columns }));
+        }
+      }
+      count += rows.length;
+    },
+    async end() {
+      if (format === 'table') return write(await render(buffered, 'table', view));
+      if (format === 'json') await write(count ? '\n]\n' : '[]\n');
+      if (dropped.size) note(`columns that first appeared after the CSV header was written are left out: ${[...dropped].join(', ')}`);
+    },
+  };
 }
 
 /** Box drawing without a rule between rows: denser, and still aligned. */
@@ -74,11 +190,21 @@ async function renderTable(value: unknown, view: View): Promise<string> {
     if (!value.length) return '(none)\n';
     if (!value.every(isRow)) return value.map((v) => cell(v)).join('\n') + '\n';
     const columns = view.columns ?? [...new Set(value.flatMap((r) => Object.keys(r as Row)))];
-    const table = new Table({ head: columns, chars: CHARS, style: { head: [], border: [] } });
-    for (const row of value as Row[]) table.push(columns.map((c) => cell(pick(row, c))));
+    let rows = (value as Row[]).map((row) => columns.map((c) => tableCell(pick(row, c), c, view)));
+    let head = columns;
+    if (view.width) {
+      const lineWidth = (t: string) => Math.max(...t.split('\n').map((l) => l.length));
+      const widths = fitWidths(columns.map((c, i) => Math.max(c.length, ...rows.map((r) => lineWidth(r[i])))), view.width);
+      rows = rows.map((r) => r.map((text, i) => cut(text, widths[i])));
+      head = columns.map((c, i) => cut(c, widths[i]));
+    }
+    const table = new Table({ head, chars: CHARS, style: { head: [], border: [] } });
+    for (const row of rows) table.push(row);
     return table.toString() + '\n';
   }
   const table = new Table({ chars: CHARS, style: { head: [], border: [] } });
-  for (const [k, v] of Object.entries(value)) table.push({ [k]: cell(v) });
+  const entries = Object.entries(value).map(([k, v]) => [k, tableCell(v, k, view)] as const);
+  const keyWidth = Math.max(...entries.map(([k]) => k.length));
+  for (const [k, text] of entries) table.push({ [k]: view.width ? cut(text, Math.max(view.width - keyWidth - 7, 10)) : text });
   return table.toString() + '\n';
 }

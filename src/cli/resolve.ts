@@ -5,10 +5,45 @@
 import type { Api } from '../client/api.js';
 import { seg } from '../client/api.js';
 import { ApiError } from '../errors.js';
-import { UsageError, type RunContext } from './context.js';
+import { NotFoundError, UsageError, type RunContext } from './context.js';
 import { allPages } from './paging.js';
 
 const isId = (ref: string) => /^\d+$/.test(ref);
+
+/** Edit distance (insertions, deletions, substitutions, and swaps of neighbours: `frist` is one from `first`). */
+function distance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) {
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.length][b.length];
+}
+
+/**
+ * The known names closest to a mistyped one (case-insensitive; `_`, `-` and spaces
+ * alike), within a distance that grows with the name's length; only the closest, at most three.
+ */
+export function similarNames(name: string, known: Iterable<string>): string[] {
+  const norm = (x: string) => x.toLowerCase().replace(/[-_\s]+/g, '_');
+  const wanted = norm(name);
+  const limit = Math.max(1, Math.min(3, Math.floor(wanted.length / 4)));
+  const scored = [...new Set(known)]
+    .map((k) => ({ k, d: norm(k) === wanted ? 0 : distance(wanted, norm(k)) }))
+    .map(({ k, d }) => ({ k, d: d > limit && wanted.length >= 3 && norm(k).includes(wanted) ? limit : d }))
+    .filter(({ d }) => d <= limit)
+    .sort((x, y) => x.d - y.d);
+  // Only the closest: `frist_name` suggests first_name, not last_name too.
+  return scored.filter(({ d }) => d === scored[0].d).slice(0, 3).map(({ k }) => k);
+}
+
+/** ` (did you mean "Gold"?)`, or nothing when no known name is close. */
+export function didYouMean(name: string, known: Iterable<string>, quote = true): string {
+  const similar = similarNames(name, known).map((k) => (quote ? `"${k}"` : k));
+  return similar.length ? `; did you mean ${similar.join(' or ')}?` : '';
+}
 
 /** Repeatable-option collector for commander. */
 export const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -73,7 +108,10 @@ export async function groupIds(api: Api, ctx: RunContext, refs: string[] = [], c
     for (const g of groups) byName.set(g.group_name.toLowerCase(), g.member_group_id);
     const missing = [...new Set(names.filter((n) => !byName.has(n.toLowerCase())))];
     if (missing.length && !create)
-      throw new UsageError(`no group named ${missing.map((m) => `"${m}"`).join(', ')} (see amsg groups list)`);
+      throw new NotFoundError(
+        `no group named ${missing.map((m) => `"${m}"`).join(', ')} (see amsg groups list)${didYouMean(missing[0], groups.map((g) => g.group_name))}`,
+        'group',
+      );
     if (missing.length) {
       try {
         const created = await api.post<GroupRef[]>('/groups', { groups: missing.map((group_name) => ({ group_name })) });
@@ -107,7 +145,11 @@ export async function subscriptionId(api: Api, ref: string): Promise<number> {
   if (isId(ref)) return Number(ref);
   const subscriptions = await api.get<{ subscription_id: number; subscription_name: string }[]>('/subscriptions');
   const found = subscriptions.find((x) => x.subscription_name.toLowerCase() === ref.toLowerCase());
-  if (!found) throw new UsageError(`no subscription named "${ref}" (see amsg subscriptions list)`);
+  if (!found)
+    throw new NotFoundError(
+      `no subscription named "${ref}" (see amsg subscriptions list)${didYouMean(ref, subscriptions.map((x) => x.subscription_name))}`,
+      'subscription',
+    );
   return found.subscription_id;
 }
 
@@ -116,7 +158,7 @@ export async function searchId(api: Api, ref: string): Promise<number> {
   if (isId(ref)) return Number(ref);
   const searches = await allPages<{ search_id: number; name: string }>(api, '/searches');
   const found = searches.find((x) => x.name.toLowerCase() === ref.toLowerCase());
-  if (!found) throw new UsageError(`no search named "${ref}" (see amsg searches list)`);
+  if (!found) throw new NotFoundError(`no search named "${ref}" (see amsg searches list)${didYouMean(ref, searches.map((x) => x.name))}`, 'search');
   return found.search_id;
 }
 
@@ -125,7 +167,7 @@ export async function fieldId(api: Api, ref: string): Promise<number> {
   if (isId(ref)) return Number(ref);
   const fields = await api.get<{ field_id: number; shortcut_name: string }[]>('/fields');
   const f = fields.find((x) => x.shortcut_name.toLowerCase() === ref.toLowerCase());
-  if (!f) throw new UsageError(`no field named "${ref}" (see amsg fields list)`);
+  if (!f) throw new NotFoundError(`no field named "${ref}" (see amsg fields list)${didYouMean(ref, fields.map((x) => x.shortcut_name), false)}`, 'field');
   return f.field_id;
 }
 
@@ -137,3 +179,48 @@ export function statusLetter(value: string, allowed: string[]): string {
     throw new UsageError(`status must be one of ${allowed.join(', ')} (or active, error, optout), got "${value}"`);
   return letter;
 }
+
+/** `unknown field "firstname"` → ` (did you mean first_name?)`, from the account's fields; nothing when none is close. */
+export async function fieldSuggestion(api: Api, name: string): Promise<string> {
+  const fields = await api.get<{ shortcut_name: string }[]>('/fields').catch(() => []);
+  const similar = similarNames(name, fields.map((f) => f.shortcut_name));
+  return similar.length ? ` (did you mean ${similar.join(' or ')}?)` : '';
+}
+
+/** A mailing id for an id or a name (case-insensitive; archived and canceled ones too), refused when the name is ambiguous. */
+export async function mailingId(api: Api, ref: string): Promise<number> {
+  if (isId(ref)) return Number(ref);
+  const mailings = await api.get<{ mailing_id: number; name: string }[]>('/mailings', { include_archived: true, mailing_types: 'm,t,r,s,c', mailing_statuses: 'p,a,i,s,x,c,w,u,f' });
+  const found = mailings.filter((m) => m.name.toLowerCase() === ref.toLowerCase());
+  if (found.length > 1)
+    throw new UsageError(`${found.length} mailings are named "${ref}" (${found.map((m) => m.mailing_id).join(', ')}): give the id`);
+  if (!found.length)
+    throw new NotFoundError(`no mailing named "${ref}" (see amsg mailings list)${didYouMean(ref, mailings.map((m) => m.name))}`, 'mailing');
+  return found[0].mailing_id;
+}
+
+/**
+ * Adds what the service could not know to its refusal: a suggestion for an unknown
+ * field name, and that a member not found is archived (and how to see it). Runs once
+ * for every command's failure (see action() in context.ts); it only reads.
+ */
+export async function explainRefusal(api: Api, err: ApiError): Promise<ApiError> {
+  const field = /unknown (?:member )?field "([^"]+)"/.exec(err.message)?.[1];
+  if (err.status === 400 && field) {
+    const hint = await fieldSuggestion(api, field);
+    if (hint) return new ApiError(err.status, `${err.message}${hint}`, withoutError(err.body));
+  }
+  const member = /^member (\S+) not found$/.exec(err.message)?.[1];
+  if (err.status === 404 && member) {
+    const path = isId(member) ? `/members/${member}` : `/members/email/${seg(member)}`;
+    const archived = await api.get<{ deleted_at: string | null }>(path, { deleted: true }).catch(() => undefined);
+    if (archived?.deleted_at)
+      return new ApiError(404, `${err.message}: it is archived (amsg members get ${member} --deleted shows it)`, withoutError(err.body));
+  }
+  return err;
+}
+
+const withoutError = (body: Record<string, unknown>) => {
+  const { error: _e, ...details } = body;
+  return details;
+};

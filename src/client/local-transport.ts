@@ -33,7 +33,11 @@ export class LocalTransport implements Transport {
       // Checked here, not in openLocal, because a missing file means the service
       // cannot be reached (exit 3), not that it refused.
       if (this.file !== ':memory:' && !existsSync(this.file))
-        throw new ConnectionError(`no amsg database at ${this.file}: create one with \`amsg init\` (or pass --db FILE)`);
+        throw new ConnectionError(
+          `no amsg database at ${this.file}`,
+          undefined,
+          `\n  create one here with \`amsg init\`, or name an existing one with --db FILE (AMSG_DB)`,
+        );
       this.service = openLocal(this.file, this.accountId);
     }
     return this.service;

@@ -41,7 +41,15 @@ export interface Transport {
 
 /** The service could not be reached at all (exit code 3), as opposed to refusing (ApiError). */
 export class ConnectionError extends Error {
-  constructor(message: string, cause?: unknown) {
+  /**
+   * @param hint how to fix it, when it is not the remote one (check the base URL and
+   *   that the service runs): a missing local database says `amsg init` and `--db`.
+   */
+  constructor(
+    message: string,
+    cause?: unknown,
+    readonly hint?: string,
+  ) {
     super(message, { cause });
     this.name = 'ConnectionError';
   }

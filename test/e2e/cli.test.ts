@@ -151,7 +151,7 @@ describe.each<Mode>(['local', 'remote'])('amsg CLI (%s)', (mode) => {
   test('destructive commands need --yes off a terminal and change nothing without it', async () => {
     const refused = await run('members', 'delete', '2');
     expect(refused.exitCode).toBe(2);
-    expect(refused.stderr).toContain('refusing to archive member 2 without --yes (no terminal to confirm on)');
+    expect(refused.stderr).toContain('refusing to archive member bob+news@example.com (2) without --yes (no terminal to confirm on)');
     for (const args of [
       ['members', 'purge', '2'],
       ['members', 'purge-archived'],
@@ -230,7 +230,7 @@ describe.each<Mode>(['local', 'remote'])('amsg CLI (%s)', (mode) => {
     expect(help.exitCode).toBe(0);
     expect(help.stdout).toContain('Examples:\n  $ amsg members add ada@example.com --field first_name=Ada --group Newsletter');
     const missingGroup = await run('members', 'signup', 'x@example.com', '--group', 'Nope');
-    expect(missingGroup.exitCode).toBe(2);
+    expect(missingGroup.exitCode).toBe(1);
     expect(missingGroup.stderr).toContain('no group named "Nope"');
     const other = await run('--account', '2', 'groups', 'list');
     expect(other.exitCode).toBe(1);

@@ -102,7 +102,9 @@ describe.each<Mode>(['local', 'remote'])('amsg events, touchpoints, workflows (%
     expect(badValue.exitCode).toBe(2);
     expect(await json('events', 'list', '1', '--count')).toBe(2);
     const table = await run('events', 'list', '1', '-o', 'table');
-    expect(table.stdout).toMatch(/│ 1\s+│ 1\s+│ 1\s+│ 19\.99\s+│ @D:2026-05-01T09:00:00 │\s+│ sku=A1\s+│/);
+    // Tables show readable times (the harness runs in UTC); JSON keeps the @D: wire form.
+    expect(table.stdout).toMatch(/│ 1\s+│ 1\s+│ 1\s+│ 19\.99\s+│ 2026-05-01 09:00\s+│\s+│ sku=A1\s+│/);
+    expect((await json('events', 'list', '1'))[0].event_timestamp).toBe('@D:2026-05-01T09:00:00');
   });
 
   test('touchpoints: types, record, list, get, delete', async () => {

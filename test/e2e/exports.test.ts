@@ -135,7 +135,7 @@ describe.each<Mode>(['local', 'remote'])('amsg exports (%s)', (mode) => {
     expect(field.exitCode).toBe(1);
     expect(field.stderr).toContain('criteria.include_fields[1]: unknown field "shoe_size"');
     const group = await run('exports', 'create', '--group', 'Nope');
-    expect(group.exitCode).toBe(2);
+    expect(group.exitCode).toBe(1);
     expect(group.stderr).toContain('no group named "Nope"');
     const type = await run('exports', 'list', '--type', 'x');
     expect(type.exitCode).toBe(2);

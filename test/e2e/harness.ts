@@ -32,7 +32,7 @@ export class Sandbox {
 
   constructor(readonly mode: Mode) {}
 
-  get baseEnv(): Record<string, string> {
+  get baseEnv(): Record<string, string | undefined> {
     return {
       AMSG_NOW: NOW,
       XDG_CONFIG_HOME: join(this.dir, 'config'),
@@ -42,6 +42,12 @@ export class Sandbox {
       AMSG_YES: '',
       AMSG_QUIET: '',
       AMSG_OUTPUT: '',
+      AMSG_NO_INPUT: '',
+      // A CI runner's CI=true turns prompts off (and Ink's live view, for any value):
+      // left out, and set by the tests that mean it.
+      CI: undefined,
+      // Tables and prompts show local times: one zone, so both modes and every machine print the same.
+      TZ: 'UTC',
     };
   }
 

@@ -110,7 +110,7 @@ describe.each<Mode>(['local', 'remote'])('amsg searches (%s)', (mode) => {
     expect(missing.exitCode).toBe(2);
     expect(missing.stderr).toContain("required option '--criteria <json|@file|->' not specified");
     const unknown = await run('searches', 'get', 'Nope');
-    expect(unknown.exitCode).toBe(2);
+    expect(unknown.exitCode).toBe(1);
     expect(unknown.stderr).toContain('no search named "Nope" (see amsg searches list)');
     const gone = await run('searches', 'get', '99');
     expect(gone.exitCode).toBe(1);
@@ -154,7 +154,7 @@ describe.each<Mode>(['local', 'remote'])('amsg searches (%s)', (mode) => {
   test('delete needs --yes, and a search another one uses stays', async () => {
     const refused = await run('searches', 'delete', 'Oslo people');
     expect(refused.exitCode).toBe(2);
-    expect(refused.stderr).toContain('refusing to delete search 1 without --yes');
+    expect(refused.stderr).toContain('refusing to delete search "Oslo people" (1) without --yes');
     const used = await run('searches', 'delete', 'Oslo people', '--yes');
     expect(used.exitCode).toBe(1);
     expect(used.stderr).toContain('HTTP 409');
@@ -168,8 +168,9 @@ describe.each<Mode>(['local', 'remote'])('amsg searches (%s)', (mode) => {
 
   test('tables for people, help with examples', async () => {
     const table = await run('searches', 'list', '-o', 'table');
-    expect(table.stdout).toContain('│ search_id │ name        │ active_count │ error_count │ optout_count │ last_run_at            │');
-    expect(table.stdout).toMatch(/│ 4\s+│ Oslo people\s+│ 1\s+│ 0\s+│ 1\s+│ @D:2026-05-06T07:08:09 │ \["member_field:city","eq","Oslo"\]\s+│/);
+    // Tables show readable local times (the suite's clock is UTC); JSON keeps @D:.
+    expect(table.stdout).toContain('│ search_id │ name        │ active_count │ error_count │ optout_count │ last_run_at      │');
+    expect(table.stdout).toMatch(/│ 4\s+│ Oslo people\s+│ 1\s+│ 0\s+│ 1\s+│ 2026-05-06 07:08 │ \["member_field:city","eq","Oslo"\]\s+│/);
     const members = await run('searches', 'members', 'Oslo people', '-o', 'table');
     expect(members.stdout).toMatch(/│ 1\s+│ ada@example\.com │ active\s+│ city=Oslo; age=36 │/);
     const deleted = await run('searches', 'delete', 'Example', '--yes', '-o', 'table');

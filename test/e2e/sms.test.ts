@@ -174,8 +174,10 @@ describe.each<Mode>(['local', 'remote'])('amsg sms (%s)', (mode) => {
         expect(JSON.parse(r.stdout)).toEqual({ sub_message_segment_limit: 1, sub_message_segment_limit_visible: true });
       } else {
         expect(r.exitCode).toBe(1);
-        expect(r.stderr).toContain('HTTP 403');
-        expect(r.stderr).toContain('sms.settings.get needs an owner, or a user with billing access');
+        // --json: the error is one JSON object on stderr (after the note of where it acted).
+        const error = JSON.parse(r.stderr.trim().split('\n').at(-1)!);
+        expect(error).toMatchObject({ status: 403, exit_code: 1, details: { operation: 'sms.settings.get', access: 'billing' } });
+        expect(error.error).toContain('sms.settings.get needs an owner, or a user with billing access');
       }
     }
   });

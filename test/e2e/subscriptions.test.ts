@@ -61,7 +61,7 @@ describe.each<Mode>(['local', 'remote'])('amsg subscriptions (%s)', (mode) => {
     expect(dup.stderr).toContain('HTTP 400');
     expect(dup.stderr).toContain('name: a subscription named "offers" already exists (subscription 2)');
     const missing = await run('subscriptions', 'get', 'Nope');
-    expect(missing.exitCode).toBe(2);
+    expect(missing.exitCode).toBe(1);
     expect(missing.stderr).toContain('no subscription named "Nope" (see amsg subscriptions list)');
     const unknown = await run('subscriptions', 'get', '99');
     expect(unknown.exitCode).toBe(1);
@@ -154,7 +154,7 @@ describe.each<Mode>(['local', 'remote'])('amsg subscriptions (%s)', (mode) => {
   test('delete needs --yes; deleted ones show with --deleted-only and --include-deleted', async () => {
     const refused = await run('subscriptions', 'delete', 'Offers');
     expect(refused.exitCode).toBe(2);
-    expect(refused.stderr).toContain('refusing to delete subscription 2 without --yes');
+    expect(refused.stderr).toContain('refusing to delete subscription "Offers" (2) without --yes');
     expect((await json('subscriptions', 'get', '2')).deleted_at).toBeNull();
     const deleted = await json('subscriptions', 'delete', 'Offers', '--yes');
     expect([deleted.subscription_id, deleted.deleted_at, deleted.member_count]).toEqual([2, NOW_TEXT, 1]);

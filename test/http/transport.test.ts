@@ -343,7 +343,9 @@ describe('HttpTransport connection failures', () => {
       const t = new LocalTransport(join(dir, 'missing.db'), 1);
       const err = await rejection(t.request(GET));
       expect(err).toBeInstanceOf(ConnectionError);
-      expect(err.message).toBe(`no amsg database at ${join(dir, 'missing.db')}: create one with \`amsg init\` (or pass --db FILE)`);
+      expect(err.message).toBe(`no amsg database at ${join(dir, 'missing.db')}`);
+      // The fix is local (not the remote one of checking the base URL): said by the CLI after the message.
+      expect((err as ConnectionError).hint).toBe('\n  create one here with `amsg init`, or name an existing one with --db FILE (AMSG_DB)');
       await t.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,98 @@
+import { afterAll, expect, test } from 'vitest';
+import { execa } from 'execa';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BIN } from './harness.js';
+
+/**
+ * Shell and packaging: `amsg version`, `amsg completion`, and the package as npm
+ * publishes it: `npm pack`, installed the way `npm install -g` lays it out, runs
+ * from the PATH outside the clone. (With AMSG_TEST_NPM_INSTALL=1 the install is
+ * npm's own, fetching the dependencies.)
+ */
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'amsg-pack-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const env = { AMSG_BASE_URL: '', AMSG_API_KEY: '', AMSG_DB: undefined, AMSG_QUIET: '', XDG_CONFIG_HOME: join(dir, 'config') };
+
+test('amsg version prints the version, as --version does', async () => {
+  const version = await execa('node', [BIN, 'version'], { env, reject: false });
+  const flag = await execa('node', [BIN, '--version'], { env, reject: false });
+  expect(version.exitCode).toBe(0);
+  expect(version.stdout).toMatch(/^\d+\.\d+\.\d+$/);
+  expect(version.stdout).toBe(flag.stdout);
+  expect(JSON.parse((await execa('node', [BIN, 'version', '--json'], { env })).stdout)).toEqual({ version: version.stdout });
+});
+
+test('amsg completion bash completes commands, flags and enumerated values', async () => {
+  const script = join(dir, 'amsg.bash');
+  writeFileSync(script, (await execa('node', [BIN, 'completion', 'bash'], { env })).stdout);
+  const complete = async (...words: string[]) => {
+    const r = await execa('bash', [
+      '-c',
+      `source ${script}; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _amsg_complete; echo "\${COMPREPLY[@]}"`,
+    ]);
+    return r.stdout.split(' ');
+  };
+  expect(await complete('amsg', 'mem')).toEqual(['members']);
+  expect(await complete('amsg', 'members', 'pur')).toEqual(['purge', 'purge-archived']);
+  expect(await complete('amsg', 'members', 'groups', '')).toEqual(expect.arrayContaining(['list', 'add', 'remove', '--output']));
+  expect(await complete('amsg', 'groups', 'members', 'Gold', '--l')).toEqual(['--limit', '--local']);
+  expect(await complete('amsg', 'members', 'list', '--output', '')).toEqual(['table', 'json', 'ndjson', 'csv']);
+  expect(await complete('amsg', 'groups', 'clear', 'Gold', '--status', '')).toEqual(['a', 'e', 'o', 'f', 'active', 'error', 'optout']);
+  expect(await complete('amsg', 'mailings', 'message', '1', '2', '--type', '')).toEqual(['all', 'html', 'plaintext', 'subject', 'webview_url']);
+  // zsh reuses it through bashcompinit; fish gets its own.
+  const zsh = (await execa('node', [BIN, 'completion', 'zsh'], { env })).stdout;
+  expect(zsh).toContain('#compdef amsg');
+  expect(zsh).toContain('complete -o default -F _amsg_complete amsg');
+  const fish = (await execa('node', [BIN, 'completion', 'fish'], { env })).stdout;
+  expect(fish).toContain(`complete -c amsg -n '__amsg_at \\'members\\'' -a 'purge-archived'`);
+  expect(fish).toContain(`complete -c amsg -n '__amsg_at \\'members list\\'' -l output -r -a 'table json ndjson csv'`);
+  const bad = await execa('node', [BIN, 'completion', 'powershell'], { env, reject: false });
+  expect(bad.exitCode).toBe(2);
+});
+
+test('npm pack gives a package that runs from the PATH outside the clone', async () => {
+  const packed = await execa('npm', ['pack', '--pack-destination', dir, '--ignore-scripts', '--json'], { cwd: root });
+  const [info] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
+  const files = info.files.map((f) => f.path);
+  expect(files).toEqual(expect.arrayContaining(['package.json', 'bin/amsg.js', 'dist/main.js', 'dist/import-writer-thread.js', 'README.md']));
+  expect(files.filter((f) => /^(src|test|commands|bench)\//.test(f))).toEqual([]);
+
+  const prefix = join(dir, 'global');
+  const tarball = join(dir, info.filename);
+  if (process.env.AMSG_TEST_NPM_INSTALL === '1') {
+    await execa('npm', ['install', '-g', '--prefix', prefix, tarball, '--no-audit', '--no-fund'], { timeout: 600_000 });
+  } else {
+    // What `npm install -g` lays out: the package under lib/node_modules, its
+    // dependencies beside it (here the clone's, instead of fetching them), a bin link.
+    const pkg = join(prefix, 'lib', 'node_modules', 'amsg');
+    mkdirSync(pkg, { recursive: true });
+    await execa('tar', ['xzf', tarball, '-C', pkg, '--strip-components', '1']);
+    symlinkSync(join(root, 'node_modules'), join(pkg, 'node_modules'));
+    mkdirSync(join(prefix, 'bin'));
+    symlinkSync('../lib/node_modules/amsg/bin/amsg.js', join(prefix, 'bin', 'amsg'));
+  }
+  const elsewhere = join(dir, 'elsewhere');
+  mkdirSync(elsewhere);
+  const run = (...args: string[]) =>
+    execa('amsg', args, { cwd: elsewhere, env: { ...env, PATH: `${join(prefix, 'bin')}:${process.env.PATH}` }, reject: false });
+  const version = await run('version');
+  expect(version.exitCode, version.stderr).toBe(0);
+  expect(version.stdout).toBe(JSON.parse((await execa('node', ['-p', 'JSON.stringify(require("./package.json").version)'], { cwd: root })).stdout));
+  const init = await run('init', '--json');
+  expect(init.exitCode, init.stderr).toBe(0);
+  const added = await run('members', 'add', 'ada@example.com', '--group', 'Newsletter', '--json');
+  expect(added.exitCode, added.stderr).toBe(0);
+  expect(JSON.parse(added.stdout)).toEqual({ member_id: 1, added: true, status: 'a' });
+  expect(readdirSync(elsewhere)).toContain('amsg.db');
+  const imported = await execa('amsg', ['members', 'import', '-', '--json'], {
+    cwd: elsewhere,
+    env: { ...env, PATH: `${join(prefix, 'bin')}:${process.env.PATH}` },
+    input: 'email\nbo@example.com\n',
+    reject: false,
+  });
+  expect(imported.exitCode, imported.stderr).toBe(0);
+}, 600_000);

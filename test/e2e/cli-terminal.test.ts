@@ -1,0 +1,148 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { execa } from 'execa';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BIN, recorder, transcriptView, Sandbox, type Mode, type Run } from './harness.js';
+
+/**
+ * Terminal output for people: tables fit the terminal, show readable dates and
+ * status words (JSON keeps the wire format), NO_COLOR is honoured, and the import
+ * view keeps its notes, draws nothing before a refusal and ends with one summary line.
+ */
+// eslint-disable-next-line no-control-regex
+const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g;
+
+/** Runs amsg on a pseudo-terminal `cols` wide; `interrupt` sends Ctrl-C once the text shows. */
+async function onTerminal(box: Sandbox, args: string[], opts: { cols?: number; env?: Record<string, string>; interruptAt?: string } = {}) {
+  const quoted = args.map((a) => `'${a.replaceAll("'", `'\\''`)}'`).join(' ');
+  const child = execa('script', ['-qec', `stty cols ${opts.cols ?? 100} rows 40; node ${BIN} ${quoted}`, '/dev/null'], {
+    env: { ...process.env, ...box.baseEnv, ...box.env, TERM: 'xterm-256color', FORCE_COLOR: '', ...opts.env },
+    reject: false,
+    stdin: 'pipe',
+  });
+  let seen = '';
+  let sent = false;
+  child.stdout!.on('data', (chunk: Buffer) => {
+    seen += chunk.toString();
+    if (opts.interruptAt && !sent && seen.replace(ANSI, '').includes(opts.interruptAt)) {
+      sent = true;
+      child.stdin!.write('\x03');
+    }
+  });
+  const r = await child;
+  child.stdin!.end();
+  const raw = String(r.stdout);
+  return { exitCode: r.exitCode, raw, screen: raw.replace(ANSI, '').replace(/\r/g, '') };
+}
+
+const transcripts: Record<Mode, Run[]> = { local: [], remote: [] };
+
+describe.each<Mode>(['local', 'remote'])('tables for people (%s)', (mode) => {
+  const box = new Sandbox(mode);
+  const { run, json } = recorder(box, transcripts[mode]);
+  beforeAll(async () => {
+    await box.start();
+    expect((await box.amsg('members', 'add', 'ada@example.com', '--group', 'Gold')).exitCode).toBe(0);
+    expect((await box.amsg('members', 'add', 'bo@example.com', '--group', 'Gold')).exitCode).toBe(0);
+    expect((await box.amsg('members', 'status', 'bo@example.com', '--to', 'o', '--yes')).exitCode).toBe(0);
+  }, 30_000);
+  afterAll(() => box.stop());
+
+  test('tables show local readable dates and status words; JSON keeps the wire format', async () => {
+    const table = await run('members', 'get', 'bo@example.com', '-o', 'table');
+    expect(table.stdout).toMatch(/│ status\s+│ opted out\s+│/);
+    expect(table.stdout).toMatch(/│ member_status_id\s+│ opted out\s+│/);
+    expect(table.stdout).toMatch(/│ member_since\s+│ 2026-05-06 07:08\s+│/);
+    expect(table.stdout).not.toContain('@D:');
+    const list = await run('members', 'list', '-o', 'table');
+    expect(list.stdout).toMatch(/│ 2\s+│ bo@example\.com\s+│ opted out\s+│/);
+    const wire = await json('members', 'get', 'bo@example.com');
+    expect([wire.status, wire.member_status_id, wire.member_since]).toEqual(['opt-out', 'o', '@D:2026-05-06T07:08:09']);
+  });
+});
+
+describe.each<Mode>(['local', 'remote'])('csv (%s)', (mode) => {
+  const box = new Sandbox(mode);
+  beforeAll(async () => {
+    await box.start();
+    expect((await box.amsg('members', 'add', 'plain@example.com')).exitCode).toBe(0);
+    expect((await box.amsg('members', 'add', 'phone@example.com', '--phone', '+4791234567', '--sms-promotional', 'a')).exitCode).toBe(0);
+  }, 30_000);
+  afterAll(() => box.stop());
+
+  test('CSV flattens an object into its children, without an empty parent column beside them', async () => {
+    const r = await box.amsg('members', 'list', '--output', 'csv');
+    const [header, plain, phone] = r.stdout.split('\n');
+    const columns = header.split(',');
+    expect(columns).not.toContain('sms');
+    expect(columns).toEqual(expect.arrayContaining(['sms.phone_number', 'sms.promotional_status']));
+    expect(plain.split(',')[columns.indexOf('sms.phone_number')]).toBe('');
+    expect(phone.split(',')[columns.indexOf('sms.phone_number')]).toBe('+4791234567');
+  });
+});
+
+test('the two modes draw the same tables', () => {
+  expect(transcriptView(transcripts.remote)).toEqual(transcriptView(transcripts.local));
+});
+
+describe('on a terminal', () => {
+  const box = new Sandbox('local');
+  beforeAll(async () => {
+    await box.start();
+    const long = 'x'.repeat(150);
+    expect((await box.amsg('members', 'add', 'long@example.com', '--field', `first_name=${long}`)).exitCode).toBe(0);
+  }, 30_000);
+  afterAll(() => box.stop());
+
+  test('a table fits the terminal, long cells cut with …; piped, nothing is cut', async () => {
+    const r = await onTerminal(box, ['members', 'list', '-o', 'table', '-q'], { cols: 80 });
+    expect(r.exitCode).toBe(0);
+    const lines = r.screen.split('\n').filter((l) => l.includes('│'));
+    expect(lines.length).toBe(2);
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(80);
+    expect(r.screen).toContain('…');
+    const piped = await box.amsg('members', 'list', '-o', 'table');
+    expect(piped.stdout).toContain('x'.repeat(150));
+  });
+
+  test('NO_COLOR turns colour off in the import view, as --no-color does', async () => {
+    const csv = join(box.dir, 'one-bad.csv');
+    writeFileSync(csv, 'email\ngood@example.com\nnot-an-address\n');
+    const coloured = await onTerminal(box, ['members', 'import', csv, '-o', 'table']);
+    expect(coloured.exitCode).toBe(4);
+    expect(coloured.raw).toContain('\x1b[33m');
+    for (const env of [{ NO_COLOR: '1' }, { AMSG_NO_COLOR: '1' }]) {
+      const plain = await onTerminal(box, ['members', 'import', csv, '-o', 'table'], { env });
+      expect(plain.exitCode).toBe(4);
+      expect(plain.screen).toContain('1 rejected');
+      expect(plain.raw).not.toContain('\x1b[33m');
+    }
+    const flag = await onTerminal(box, ['--no-color', 'members', 'import', csv, '-o', 'table']);
+    expect(flag.raw).not.toContain('\x1b[33m');
+  });
+
+  test('the import view draws nothing before a refusal, keeps its notes on Ctrl-C, and ends with one summary line', async () => {
+    const refused = await onTerminal(box, ['members', 'import', join(box.dir, 'one-bad.csv'), '--resume', '999']);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.screen).toContain('import 999 not found');
+    expect(refused.screen).not.toContain('Importing');
+    expect(refused.screen).not.toContain('rows read');
+
+    const big = join(box.dir, 'big.csv');
+    writeFileSync(big, ['email', ...Array.from({ length: 300_000 }, (_, i) => `big${i}@example.com`)].join('\n') + '\n');
+    const stopped = await onTerminal(box, ['members', 'import', big, '--batch-size', '200', '-o', 'table'], { interruptAt: 'rows read' });
+    if (stopped.exitCode !== 130) console.log(stopped.screen.slice(-1500));
+    expect(stopped.exitCode).toBe(130);
+    // The note said at Ctrl-C is still on the screen after the view's last redraw.
+    expect(stopped.screen).toContain('amsg: stopping after the rows in flight (Ctrl-C again to quit at once)');
+    const id = /continue with --resume (\d+)/.exec(stopped.screen)?.[1];
+    expect(id).toBeDefined();
+    const summaries = stopped.screen.split('\n').filter((l) => new RegExp(`^Import ${id} \\(status e\\): [\\d,]+ rows`).test(l));
+    expect(summaries).toHaveLength(1);
+
+    // Piped, the answer is JSON on stdout, and people still get one summary line on stderr.
+    const piped = await box.amsg('members', 'import', join(box.dir, 'one-bad.csv'));
+    const lines = piped.stderr.split('\n').filter((l) => l.startsWith('amsg: Import '));
+    expect(lines).toEqual([`amsg: Import ${Number(id) + 1} (status o): 2 rows, 0 added, 1 updated, 0 duplicates, 1 skipped, 1 errors.`]);
+  }, 120_000);
+});
