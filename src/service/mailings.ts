@@ -561,6 +561,30 @@ export function createMailing(ctx: Ctx, input: MailingInput, extra: { parent_mai
   });
 }
 
+/**
+ * An automated copy of a mailing for one member (type r): what a trigger and a workflow's
+ * send_mailing action send. The copy names its parent (and its trigger), and is sent now or
+ * at sendAt.
+ */
+export function createMemberCopy(ctx: Ctx, parentId: number, memberId: number, opts: { sendAt?: string; triggerId?: number } = {}): number {
+  const parent = mailingRow(ctx, parentId);
+  return createMailing(
+    ctx,
+    {
+      name: parent.name,
+      subject: parent.subject,
+      sender: parent.sender,
+      reply_to: parent.reply_to,
+      html_body: parent.html_body,
+      plaintext: parent.plaintext,
+      plaintext_only: parent.plaintext_only === 1,
+      recipient_member_ids: [memberId],
+      ...(opts.sendAt ? { send_at: opts.sendAt } : {}),
+    },
+    { parent_mailing_id: parent.mailing_id, ...(opts.triggerId !== undefined ? { trigger_id: opts.triggerId } : {}), mailing_type: 'r' },
+  );
+}
+
 function checkContent(ctx: Ctx, input: MailingInput, type: MailingType, status: 'p' | 'u') {
   if (input.plaintext_only && !input.plaintext)
     throw badRequest('plaintext: a plaintext_only mailing needs a plaintext body', { field: 'plaintext' });

@@ -14,7 +14,7 @@ import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
 import { getField } from './fields.js';
 import { memberRow } from './members.js';
-import { createMailing, mailingRow, type MailingRow } from './mailings.js';
+import { createMemberCopy, mailingRow, type MailingRow } from './mailings.js';
 
 export const TRIGGER_EVENT_TYPES = ['r', 's'] as const;
 export type TriggerEventType = (typeof TRIGGER_EVENT_TYPES)[number];
@@ -133,23 +133,8 @@ export function fireTrigger(ctx: Ctx, triggerId: number, memberId: number): { ma
     const t = triggerRow(ctx, triggerId);
     if (t.is_disabled) throw badRequest(`trigger ${triggerId} is disabled`, { field: 'trigger_id' });
     memberRow(ctx, memberId, false);
-    const parent = mailingRow(ctx, t.parent_mailing_id);
     const sendAt = stamp(new Date(ctx.clock.now().getTime() + t.push_offset * 1000));
-    const mailingId = createMailing(
-      ctx,
-      {
-        name: parent.name,
-        subject: parent.subject,
-        sender: parent.sender,
-        reply_to: parent.reply_to,
-        html_body: parent.html_body,
-        plaintext: parent.plaintext,
-        plaintext_only: parent.plaintext_only === 1,
-        recipient_member_ids: [memberId],
-        send_at: sendAt,
-      },
-      { parent_mailing_id: parent.mailing_id, trigger_id: triggerId, mailing_type: 'r' },
-    );
+    const mailingId = createMemberCopy(ctx, t.parent_mailing_id, memberId, { sendAt, triggerId });
     return { mailing_id: mailingId };
   });
 }

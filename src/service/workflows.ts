@@ -22,7 +22,7 @@ import { EVENTS, TOUCHPOINTS, insertRecord, typeExists, type Kind } from './even
 import { requireGroups } from './groups.js';
 import { joinGroups, updateMember } from './members.js';
 import { FieldCatalog } from './fields.js';
-import { createMailing, mailingRow } from './mailings.js';
+import { createMemberCopy, mailingRow } from './mailings.js';
 
 /** The spec's event payload limit: 262,035 bytes (stated as 256KB). */
 export const INBOUND_LIMIT = 262_035;
@@ -486,21 +486,7 @@ function runAction(ctx: Ctx, action: Action, memberId: number, inboundId: number
           return { fields: Object.keys(fields) };
         }
         case 'send_mailing': {
-          const parent = mailingRow(ctx, action.mailing_id);
-          const mailingId = createMailing(
-            ctx,
-            {
-              name: parent.name,
-              subject: parent.subject,
-              sender: parent.sender,
-              reply_to: parent.reply_to,
-              html_body: parent.html_body,
-              plaintext: parent.plaintext,
-              plaintext_only: parent.plaintext_only === 1,
-              recipient_member_ids: [memberId],
-            },
-            { parent_mailing_id: parent.mailing_id, mailing_type: 'r' },
-          );
+          const mailingId = createMemberCopy(ctx, action.mailing_id, memberId);
           return { mailing_id: mailingId };
         }
       }
