@@ -69,3 +69,34 @@ export async function writeMembersCsv(file, rows, { groups: groupCount = 4 } = {
   out.end(buf);
   await once(out, 'finish');
 }
+
+/**
+ * A scratch folder for one bench script, removed on exit with every child still running:
+ * its database, a config home, the environment amsg runs with there (and `baseEnv`, the
+ * caller's without AMSG_* settings, for other servers), and `amsg(...args)`
+ * that runs the CLI to completion and answers its stdout (or fails the bench).
+ */
+export async function benchWorkspace({ name, bin, node = process.execPath, fail, timeoutMs = 300_000 }) {
+  const { spawnSync } = await import('node:child_process');
+  const { mkdirSync, mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), `amsg-bench-${name}-`));
+  const children = new Set();
+  process.on('exit', () => {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+  process.once('SIGINT', () => process.exit(130));
+  const configHome = join(dir, 'config');
+  mkdirSync(configHome);
+  const db = join(dir, `${name}.db`);
+  const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AMSG_') && k !== 'NODE_OPTIONS'));
+  const env = { ...baseEnv, XDG_CONFIG_HOME: configHome, AMSG_DB: db, AMSG_QUIET: '1', AMSG_YES: '1' };
+  const amsg = (...args) => {
+    const r = spawnSync(node, [bin, ...args], { env, encoding: 'utf8', cwd: dir, timeout: timeoutMs });
+    if (r.status !== 0) fail(`amsg ${args.join(' ')} exited ${r.status ?? r.signal}:\n${r.stderr}`);
+    return r.stdout;
+  };
+  return { dir, db, env, baseEnv, children, amsg };
+}

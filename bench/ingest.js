@@ -16,13 +16,12 @@
 //   node bench/ingest.js             (after `npm run build`)
 //   BENCH_INGEST_EVENTS=20000 BENCH_INGEST_MEMBERS=5000 node bench/ingest.js   (smaller)
 import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { envInt, median, stopChild, writeMembersCsv } from './common.js';
+import { benchWorkspace, envInt, median, stopChild, writeMembersCsv } from './common.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = process.env.AMSG_BENCH_BIN ?? join(ROOT, 'bin', 'amsg.js');
@@ -48,25 +47,7 @@ try {
   fail(`cannot load autocannon (a devDependency): run \`npm install\` (${err.message})`);
 }
 
-const TMP = mkdtempSync(join(tmpdir(), 'amsg-bench-ingest-'));
-const children = new Set();
-process.on('exit', () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  rmSync(TMP, { recursive: true, force: true });
-});
-process.once('SIGINT', () => process.exit(130));
-
-const CONFIG_HOME = join(TMP, 'config');
-mkdirSync(CONFIG_HOME);
-const DB = join(TMP, 'ingest.db');
-const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AMSG_') && k !== 'NODE_OPTIONS'));
-const ENV = { ...baseEnv, XDG_CONFIG_HOME: CONFIG_HOME, AMSG_DB: DB, AMSG_QUIET: '1', AMSG_YES: '1' };
-
-function amsg(...args) {
-  const r = spawnSync(NODE, [BIN, ...args], { env: ENV, encoding: 'utf8', cwd: TMP, timeout: 600_000 });
-  if (r.status !== 0) fail(`amsg ${args.join(' ')} exited ${r.status ?? r.signal}:\n${r.stderr}`);
-  return r.stdout;
-}
+const { dir: TMP, db: DB, env: ENV, baseEnv, children, amsg } = await benchWorkspace({ name: 'ingest', bin: BIN, node: NODE, fail, timeoutMs: 600_000 });
 
 // ---------------------------------------------------------------- the account
 

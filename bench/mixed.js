@@ -11,13 +11,11 @@
 //
 //   node bench/mixed.js             (after `npm run build`)
 //   AMSG_BENCH_BIN=/tmp/x/bin/amsg.js node bench/mixed.js   (a private build)
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { envInt, stopChild, writeMembersCsv } from './common.js';
+import { benchWorkspace, envInt, stopChild, writeMembersCsv } from './common.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = process.env.AMSG_BENCH_BIN ?? join(ROOT, 'bin', 'amsg.js');
@@ -39,25 +37,7 @@ try {
   fail(`cannot load autocannon (a devDependency): run \`npm install\` (${err.message})`);
 }
 
-const TMP = mkdtempSync(join(tmpdir(), 'amsg-bench-mixed-'));
-const children = new Set();
-process.on('exit', () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  rmSync(TMP, { recursive: true, force: true });
-});
-process.once('SIGINT', () => process.exit(130));
-
-const CONFIG_HOME = join(TMP, 'config');
-mkdirSync(CONFIG_HOME);
-const DB = join(TMP, 'mixed.db');
-const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AMSG_') && k !== 'NODE_OPTIONS'));
-const ENV = { ...baseEnv, XDG_CONFIG_HOME: CONFIG_HOME, AMSG_DB: DB, AMSG_QUIET: '1', AMSG_YES: '1' };
-
-function amsg(...args) {
-  const r = spawnSync(NODE, [BIN, ...args], { env: ENV, encoding: 'utf8', cwd: TMP, timeout: 300_000 });
-  if (r.status !== 0) fail(`amsg ${args.join(' ')} exited ${r.status ?? r.signal}:\n${r.stderr}`);
-  return r.stdout;
-}
+const { dir: TMP, db: DB, env: ENV, children, amsg } = await benchWorkspace({ name: 'mixed', bin: BIN, node: NODE, fail, timeoutMs: 300_000 });
 
 // ---------------------------------------------------------------- the audience
 
