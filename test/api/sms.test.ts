@@ -246,6 +246,27 @@ describe('sending', () => {
   });
 });
 
+describe('kept counts of the delivery and click lists', () => {
+  it('count=true reads the kept counts, which the send, clicks and a member purge keep equal to the rows', async () => {
+    const id = await create({ recipients: { groups: [gold] }, shorten_links: true });
+    await sendAndRun(id);
+    const rows = (table: string) => s.db.prepare(`SELECT COUNT(*) FROM ${table} WHERE sms_campaign_id = ?`).pluck().get(id);
+    const counts = async () => [
+      await ok(s, 'GET', `/1/sms/campaigns/${id}/deliveries`, { query: { count: 'true' } }),
+      await ok(s, 'GET', `/1/sms/campaigns/${id}/clicks`, { query: { count: 'true' } }),
+    ];
+    expect(await counts()).toEqual([4, 0]);
+    expect(s.db.prepare('SELECT delivery_rows, click_rows FROM sms_campaigns WHERE sms_campaign_id = ?').get(id)).toEqual({ delivery_rows: 4, click_rows: 0 });
+    for (const who of [ids.ann, ids.ann, ids.bob]) await ok(s, 'POST', `/1/sms/campaigns/${id}/sim/click`, { body: { member_id: who } });
+    expect(await counts()).toEqual([4, 3]);
+    // A purge takes the member's delivery and clicks with it (by cascade); the campaign's totals stay as sent.
+    expect(await ok(s, 'POST', '/1/members/purge', { body: { member_ids: [ids.ann] } })).toBe(true);
+    expect(await counts()).toEqual([rows('sms_deliveries'), rows('sms_clicks')]);
+    expect(await counts()).toEqual([3, 1]);
+    expect(await get(id)).toMatchObject({ total_sent: 4, total_clicks: 3 });
+  });
+});
+
 describe('the status letters', () => {
   it('cancel from d, s or p; 403 once sent; archive refused while on its way', async () => {
     const draft = await create();

@@ -320,9 +320,9 @@ function build(ctx: Ctx, c: SmsCampaignRow) {
   stmt(
     ctx.db,
     `UPDATE sms_campaigns SET total_sent = total_sent + ?, deliveries = deliveries + ?, bounces = bounces + ?,
-            message_segments = message_segments + ?, updated_at = ?
+            message_segments = message_segments + ?, delivery_rows = delivery_rows + ?, updated_at = ?
       WHERE sms_campaign_id = ?`,
-  ).run(sent.n, sent.n - sent.bounced, sent.bounced, sent.segments, now, id);
+  ).run(sent.n, sent.n - sent.bounced, sent.bounced, sent.segments, sent.n, now, id);
   if (sent.segments > 0)
     stmt(
       ctx.db,

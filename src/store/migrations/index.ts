@@ -28,6 +28,7 @@ import * as subaccounts from './018-subaccounts.js';
 import * as webhooks from './019-webhooks.js';
 import * as fieldRelationships from './020-field-relationships.js';
 import * as responseCounters from './021-response-counters.js';
+import * as smsKeptCounts from './022-sms-kept-counts.js';
 
 export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '001-spine', sql: spine.sql },
@@ -51,4 +52,5 @@ export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '019-webhooks', sql: webhooks.sql },
   { name: '020-field-relationships', sql: fieldRelationships.sql },
   { name: '021-response-counters', sql: responseCounters.sql },
+  { name: '022-sms-kept-counts', sql: smsKeptCounts.sql },
 ];
