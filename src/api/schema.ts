@@ -321,7 +321,9 @@ export function object<S extends Shape>(shape: S, opts: { allowUnknown?: boolean
       type: 'object',
       properties: Object.fromEntries(Object.entries(shape).map(([k, s]) => [k, s.json()])),
       required: required.length ? required : undefined,
-      additionalProperties: opts.allowUnknown ? true : false,
+      // Unknown keys are ignored (and named in a response header) unless the object is strict,
+      // or the whole server is (`amsg serve --strict`), so the document says they are allowed.
+      additionalProperties: !opts.strict,
     }),
     parse(v, path) {
       if (!v || typeof v !== 'object' || Array.isArray(v))

@@ -345,6 +345,26 @@ test('a member row the service refuses once writing began fails the seed naming 
   expect(await b.api.get('/members', { count: true })).toBe(1);
 });
 
+test('a field relationship of the account holds for seeded members too: a pair it does not allow is refused, naming the record and the rule', async () => {
+  const b = box();
+  const fieldOf = async (shortcut_name: string, widget_type: string, options: string[]) =>
+    b.api.post<number>('/fields', { shortcut_name, display_name: shortcut_name, field_type: 'text', widget_type, options });
+  const region = await fieldOf('region', 'select one', ['EU', 'US']);
+  const office = await fieldOf('office', 'radio', ['Oslo', 'Austin']);
+  await b.api.post('/fields/relationships', { relationship_name: 'Region', parent_field_id: region, child_field_id: office, options: { EU: ['Oslo'], US: ['Austin'] } });
+  const file = b.write(
+    'r.yaml',
+    'members:\n  - {email: eu@example.com, fields: {region: EU, office: Oslo}}\n  - {email: mix@example.com, fields: {region: EU, office: Austin}}\n',
+  );
+  const err = await seed(b.api, [file]).then(() => undefined, (e: Error) => e);
+  expect(err).toBeInstanceOf(SeedError);
+  const lines = err!.message.replaceAll(b.dir, 'DIR').split('\n');
+  expect(lines[1]).toMatch(/^amsg: DIR\/r\.yaml: members\[1\]: .*office.*Austin/);
+  expect(lines[1]).toContain('Oslo');
+  const members = await b.api.get<{ email: string }[]>('/members');
+  expect(members.map((m) => m.email)).toEqual(['eu@example.com']);
+});
+
 test('every kind is one declarative entry, and names only kinds written before it (or itself)', () => {
   const order = KINDS.map((k) => k.name);
   expect(order).toEqual(['fields', 'groups', 'subscriptions', 'searches', 'members', 'mailings', 'triggers']);
