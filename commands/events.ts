@@ -31,13 +31,6 @@ const isId = (ref: string) => /^\d+$/.test(ref);
 /** `an event`, `a touchpoint`. */
 const an = (k: KindNames) => `${/^[aeiou]/.test(k.noun) ? 'an' : 'a'} ${k.noun}`;
 
-/** One window when asked for, else every record a window at a time (workflows still use it). */
-export async function listed(api: Api, path: string, o: { start?: string; end?: string; count?: boolean }, query: Record<string, string | undefined> = {}) {
-  if (o.count) return api.get(path, { ...query, count: true });
-  if (o.start !== undefined || o.end !== undefined) return api.get(path, { ...query, start: o.start, end: o.end });
-  return allPages(api, path, query);
-}
-
 /** A type by id, or by its name in any case. */
 async function typeId(api: Api, k: KindNames, ref: string): Promise<number> {
   if (isId(ref)) return Number(ref);

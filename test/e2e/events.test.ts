@@ -237,7 +237,11 @@ describe.each<Mode>(['local', 'remote'])('amsg events, touchpoints, workflows (%
     expect((await json('workflows', 'list')).map((w: any) => [w.workflow_id, w.name, w.run_count])).toEqual([[1, 'Buyers online', 2]]);
     const table = await run('workflows', 'list', '-o', 'table');
     expect(table.stdout).toContain('Buyers online');
-    expect((await run('workflows', 'delete', '1')).exitCode).toBe(2);
+    const oneRun = await run('workflows', 'runs', '1', '--limit', '1', '--json');
+    expect(JSON.parse(oneRun.stdout)).toHaveLength(1);
+    expect(oneRun.stderr).toContain('1 of 2 shown; --all for every row, --start 1 for the rows after these');
+    const unsure = await run('workflows', 'delete', '1');
+    expect([unsure.exitCode, unsure.stderr.includes('refusing to delete workflow 1 "Buyers online" and its 2 runs without --yes')]).toEqual([2, true]);
     expect(await json('workflows', 'delete', '1', '--yes')).toBe(true);
     expect(await json('workflows', 'list', '--count')).toBe(0);
     const missingFile = await run('events', 'ingest', join(box.dir, 'nope.ndjson'));
