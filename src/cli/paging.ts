@@ -64,6 +64,8 @@ export interface ListShape {
   allByDefault?: boolean;
   /** How many records the list holds, where the command knows a cheaper way than count=true (a group's kept counts). */
   total?: () => Promise<number | undefined>;
+  /** Each row as printed, where a format wants other columns than the service's (a member report as importable CSV). */
+  row?: (record: any) => unknown;
 }
 
 /** A commander parser for a whole-number flag: a bad value is a usage error (exit 2) before any request. */
@@ -128,14 +130,14 @@ export async function printList(
     const whole = await api.get<unknown>(path, query);
     if (!Array.isArray(whole)) return ctx.print(whole, view);
     const cut = whole.slice(from, from + (wanted === Infinity ? whole.length : wanted));
-    await out.write(cut);
+    await out.write(shape.row ? cut.map(shape.row) : cut);
     await out.end();
     shown = cut.length;
     if (from + shown < whole.length) ctx.note(`${thousands(shown)} of ${thousands(whole.length)} shown; --all for every row`);
     return;
   }
   for await (const page of pages(api, path, query, { start: from, limit: wanted })) {
-    await out.write(page);
+    await out.write(shape.row ? page.map(shape.row) : page);
     shown += page.length;
   }
   await out.end();
