@@ -152,15 +152,11 @@ a day; each delivery is in the log (deliveries) and can be sent again (replay).
   );
 
   examples(
-    webhooks
-      .command('events')
-      .description('the webhook event types')
-      .action(
-        action(async (ctx) => {
-          const api = await ctx.api();
-          await ctx.print(await api.get('/webhooks/events'));
-        }),
-      ),
+    listOptions(webhooks.command('events').description('the webhook event types'), { windowed: false }).action(
+      action(async (ctx, o: ListFlags) => {
+        await printList(ctx, '/webhooks/events', {}, o, {}, { windowed: false, allByDefault: true });
+      }),
+    ),
     ['amsg webhooks events', 'amsg webhooks events --json | jq -r ".[].event_name"'],
   );
 
