@@ -1,42 +1,30 @@
 import { Command } from 'commander';
-import { action, examples, UsageError, type RunContext } from '../src/cli/context.js';
-import { PAGE_SIZE } from '../src/cli/paging.js';
+import { action, examples, UsageError } from '../src/cli/context.js';
+import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { parseIds } from '../src/cli/resolve.js';
 import type { Api } from '../src/client/api.js';
-import type { QueryValue } from '../src/client/transport.js';
 
 const COLUMNS = ['account_id', 'account_name', 'account_status'];
-type Item = { account_id: number; account_name: string; account_status: string };
 
-/** Every sub-account of a `{subaccounts}` list, a window at a time; a table of them, or the service's shape. */
-export async function printSubaccounts(ctx: RunContext, api: Api, path: string, query: Record<string, QueryValue> = {}) {
-  const all: Item[] = [];
-  for (let start = 0; ; start += PAGE_SIZE) {
-    const page = (await api.get<{ subaccounts: Item[] }>(path, { ...query, start, end: start + PAGE_SIZE })).subaccounts;
-    all.push(...page);
-    if (page.length < PAGE_SIZE) break;
-  }
-  await ctx.print(ctx.format === 'table' ? all : { subaccounts: all }, { columns: COLUMNS });
-}
+/** Sub-account lists answer `{subaccounts: [...]}`, windowed and counted; printed whole unless --limit or --start. */
+const SUBACCOUNTS = { key: 'subaccounts', countable: true, allByDefault: true };
 
 const accountId = (ref: string) => parseIds([ref], 'the account')[0];
 
 export function register(accounts: Command) {
   examples(
-    accounts
-      .command('list')
-      .description("the HQ account's sub-accounts you can access")
-      .option('--status <list>', 'comma-separated: active, trial, pending_retirement, retired')
-      .option('--search <text>', 'only names containing this text')
-      .option('--count', 'print only how many there are')
-      .action(
-        action(async (ctx, o: { status?: string; search?: string; count?: boolean }) => {
-          const api = await ctx.api();
-          const query = { status: o.status, searchterm: o.search };
-          if (o.count) return ctx.print(await api.get('/enterprise/subaccounts', { ...query, count: true }));
-          await printSubaccounts(ctx, api, '/enterprise/subaccounts', query);
-        }),
-      ),
+    listOptions(
+      accounts
+        .command('list')
+        .description("the HQ account's sub-accounts you can access (every one unless --limit or --start)")
+        .option('--status <list>', 'comma-separated: active, trial, pending_retirement, retired')
+        .option('--search <text>', 'only names containing this text'),
+      { countable: true },
+    ).action(
+      action(async (ctx, o: ListFlags & { status?: string; search?: string }) => {
+        await printList(ctx, '/enterprise/subaccounts', { status: o.status, searchterm: o.search }, o, { columns: COLUMNS }, SUBACCOUNTS);
+      }),
+    ),
     ['amsg accounts list', 'amsg accounts list --status trial,active --search Oslo'],
   );
   examples(
@@ -90,7 +78,10 @@ export function register(accounts: Command) {
         action(async (ctx, ref: string) => {
           const id = accountId(ref);
           const api = await ctx.api();
-          await ctx.confirm(`retire sub-account ${id} (its data is purged in 30 days and cannot be recovered)`);
+          // No name for an id that is not a sub-account: the retire itself says why (the HQ, another HQ's).
+          const account = await api.get<{ account_name: string }>(`/enterprise/subaccount/${id}`).catch(() => undefined);
+          const named = account ? `sub-account "${account.account_name}" (${id})` : `sub-account ${id}`;
+          await ctx.confirm(`retire ${named} (its data is purged in 30 days and cannot be recovered)`);
           await ctx.done(await api.delete(`/enterprise/subaccount/${id}`), `Retired sub-account ${id}; its data is purged in 30 days.`);
         }),
       ),
@@ -123,15 +114,12 @@ export function registerAccess(access: Command) {
     ['amsg users access set ops@example.com --accounts 12,13', 'amsg users access set 4 --accounts ""'],
   );
   examples(
-    access
-      .command('list <user>')
-      .description('the sub-accounts a user can act on (every one for an owner)')
-      .action(
-        action(async (ctx, ref: string) => {
-          const api = await ctx.api();
-          await printSubaccounts(ctx, api, `/enterprise/${await userId(api, ref)}/subaccounts`);
-        }),
-      ),
+    listOptions(access.command('list <user>').description('the sub-accounts a user can act on (every one for an owner)'), { countable: true }).action(
+      action(async (ctx, ref: string, o: ListFlags) => {
+        const api = await ctx.api();
+        await printList(ctx, `/enterprise/${await userId(api, ref)}/subaccounts`, {}, o, { columns: COLUMNS }, SUBACCOUNTS);
+      }),
+    ),
     ['amsg users access list ops@example.com'],
   );
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { action, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
 import { collect, memberId } from '../src/cli/resolve.js';
-import { allPages } from '../src/cli/paging.js';
+import { allPages, listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import type { Api } from '../src/client/api.js';
 import type { Transport } from '../src/client/transport.js';
 
@@ -30,25 +30,6 @@ export const EVENT_NAMES: KindNames = {
 const isId = (ref: string) => /^\d+$/.test(ref);
 /** `an event`, `a touchpoint`. */
 const an = (k: KindNames) => `${/^[aeiou]/.test(k.noun) ? 'an' : 'a'} ${k.noun}`;
-
-interface WindowFlags {
-  start?: string;
-  end?: string;
-  count?: boolean;
-}
-
-const windowFlags = (cmd: Command) =>
-  cmd
-    .option('--start <n>', 'zero-based start of the window (default: every record, page by page)')
-    .option('--end <n>', 'end of the window')
-    .option('--count', 'print only how many there are');
-
-/** One window when asked for, else every record a window at a time. */
-export async function listed(api: Api, path: string, o: WindowFlags, query: Record<string, string | undefined> = {}) {
-  if (o.count) return api.get(path, { ...query, count: true });
-  if (o.start !== undefined || o.end !== undefined) return api.get(path, { ...query, start: o.start, end: o.end });
-  return allPages(api, path, query);
-}
 
 /** A type by id, or by its name in any case. */
 async function typeId(api: Api, k: KindNames, ref: string): Promise<number> {
@@ -84,10 +65,9 @@ export function registerKind(cmd: Command, k: KindNames) {
   const types = cmd.command('types').description(`the ${k.noun} type catalogue`);
 
   examples(
-    windowFlags(types.command('list').description(`list ${k.noun} types`)).action(
-      action(async (ctx, o: WindowFlags) => {
-        const api = await ctx.api();
-        await ctx.print(await listed(api, `/${k.base}`, o), { columns: TYPE_COLUMNS });
+    listOptions(types.command('list').description(`list ${k.noun} types (every one unless --limit or --start)`), { countable: true }).action(
+      action(async (ctx, o: ListFlags) => {
+        await printList(ctx, `/${k.base}`, {}, o, { columns: TYPE_COLUMNS }, { countable: true, allByDefault: true });
       }),
     ),
     [`amsg ${k.base} types list`],
@@ -147,7 +127,8 @@ export function registerKind(cmd: Command, k: KindNames) {
         action(async (ctx, ref: string) => {
           const api = await ctx.api();
           const id = await typeId(api, k, ref);
-          await ctx.confirm(`delete ${k.noun} type ${id} and every ${k.noun} of it`);
+          const type = await api.get<Record<string, string>>(`/${k.base}/${id}`);
+          await ctx.confirm(`delete ${k.noun} type "${type[k.typeName]}" (${id}) and every ${k.noun} of it`);
           await ctx.done(await api.delete(`/${k.base}/${id}`), `Deleted ${k.noun} type ${id} and its ${k.noun}s.`);
         }),
       ),
@@ -193,11 +174,11 @@ export function registerKind(cmd: Command, k: KindNames) {
   );
 
   examples(
-    windowFlags(cmd.command('list <member>').description(`a member's ${k.noun}s, oldest first`)).action(
-      action(async (ctx, member: string, o: WindowFlags) => {
+    listOptions(cmd.command('list <member>').description(`a member's ${k.noun}s, oldest first, a window of 500 at a time unless --all`), { countable: true }).action(
+      action(async (ctx, member: string, o: ListFlags) => {
         const api = await ctx.api();
         const id = await memberId(api, member);
-        await ctx.print(await listed(api, `/${k.base}/members/${id}`, o), { columns: RECORD_COLUMNS });
+        await printList(ctx, `/${k.base}/members/${id}`, {}, o, { columns: RECORD_COLUMNS }, { countable: true });
       }),
     ),
     [`amsg ${k.base} list ada@example.com`, `amsg ${k.base} list 42 --count`],
@@ -272,13 +253,14 @@ export function register(events: Command) {
   );
 
   examples(
-    windowFlags(
+    listOptions(
       events
         .command('inbound [id]')
-        .description('ingested events with their outcome (one, with the workflow runs it made, by id)')
+        .description('ingested events with their outcome, a window of 500 at a time unless --all (one, with the workflow runs it made, by id)')
         .option('--outcome <outcome>', `only these: ${OUTCOMES.join(', ')}`),
+      { countable: true },
     ).action(
-      action(async (ctx, id: string | undefined, o: WindowFlags & { outcome?: string }) => {
+      action(async (ctx, id: string | undefined, o: ListFlags & { outcome?: string }) => {
         const api = await ctx.api();
         if (id !== undefined) {
           if (!isId(id)) throw new UsageError(`an inbound event is a numeric id, got "${id}"`);
@@ -286,7 +268,7 @@ export function register(events: Command) {
         }
         if (o.outcome !== undefined && !OUTCOMES.includes(o.outcome))
           throw new UsageError(`--outcome must be one of ${OUTCOMES.join(', ')}, got "${o.outcome}"`);
-        await ctx.print(await listed(api, '/events/inbound', o, { outcome: o.outcome }), { columns: INBOUND_COLUMNS });
+        await printList(ctx, '/events/inbound', { outcome: o.outcome }, o, { columns: INBOUND_COLUMNS }, { countable: true });
       }),
     ),
     ['amsg events inbound --outcome no-match', 'amsg events inbound 17 --json', 'amsg events inbound --outcome queued --count'],

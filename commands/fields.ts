@@ -81,18 +81,20 @@ async function relationshipBody(api: Api, o: RelationshipFlags) {
   };
 }
 
+interface Relationship {
+  relationship_name: string;
+  parent_field: { shortcut_name: string };
+  child_field: { shortcut_name: string };
+}
+
 function registerRelationships(relationships: Command) {
   relationships.description("field relationships: a parent field's option limits the child field's options");
   examples(
-    relationships
-      .command('list')
-      .description('list field relationships')
-      .action(
-        action(async (ctx) => {
-          const api = await ctx.api();
-          await ctx.print(await api.get('/fields/relationships'), { columns: RELATIONSHIP_COLUMNS });
-        }),
-      ),
+    listOptions(relationships.command('list').description('list field relationships (every one unless --limit)'), { windowed: false }).action(
+      action(async (ctx, o: ListFlags) => {
+        await printList(ctx, '/fields/relationships', {}, o, { columns: RELATIONSHIP_COLUMNS }, { windowed: false, allByDefault: true });
+      }),
+    ),
     ['amsg fields relationships list'],
   );
   examples(
@@ -151,7 +153,8 @@ function registerRelationships(relationships: Command) {
         action(async (ctx, ref: string) => {
           const api = await ctx.api();
           const id = await relationshipId(api, ref);
-          await ctx.confirm(`delete field relationship ${ref}`);
+          const r = await api.get<Relationship>(`/fields/relationships/${id}`);
+          await ctx.confirm(`delete field relationship "${r.relationship_name}" (${id}) of ${r.parent_field.shortcut_name} → ${r.child_field.shortcut_name}`);
           await ctx.done(await api.delete(`/fields/relationships/${id}`), `Deleted field relationship ${id}.`);
         }),
       ),

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { action, examples, UsageError, type RunContext } from '../src/cli/context.js';
-import { allPages } from '../src/cli/paging.js';
+import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { comparison, rates, SUMMARY_ROWS, watchMailing, type MailingResponse } from '../src/cli/report-view.js';
 import { numericId } from './mailings.js';
 
@@ -17,11 +17,7 @@ const LISTS = {
   links: { path: 'links', columns: ['link_id', 'link_order', 'link_name', 'link_target', 'unique_clicks', 'total_clicks'], what: "a mailing's links with their clicks" },
 } as const;
 
-interface ListFlags {
-  start?: string;
-  end?: string;
-  count?: boolean;
-  all?: boolean;
+interface ReportFlags extends ListFlags {
   member?: string;
   link?: string;
   hard?: boolean;
@@ -34,8 +30,7 @@ type Row = Record<string, unknown>;
  * A list of members as CSV for `amsg members import`: its e-mail address and its fields
  * by shortcut name, the columns the importer maps (every other column would stop it).
  */
-const importable = (rows: Row[]) =>
-  rows.map((r) => ({ email: r.email, ...((r.fields as Record<string, unknown> | undefined) ?? {}) }));
+const importable = (r: Row) => ({ email: r.email, ...((r.fields as Record<string, unknown> | undefined) ?? {}) });
 
 async function printSummary(ctx: RunContext, report: MailingResponse | Row[]) {
   if (ctx.format !== 'table') return ctx.print(report);
@@ -54,7 +49,8 @@ export function register(reports: Command) {
     `
 Figures are the service's response reports (GET /response…): kept as the send and the
 engagement happen, so they agree with the lists (opened is the number of opens, …).
-Lists print the first window of 500 (--start, --end) or every record with --all.
+Lists print the first window of 500 (--start, --end, --limit) or every record with --all;
+a note on stderr says when more remain.
 With --output csv a member list prints the columns amsg members import reads (email and
 the fields), so it pipes into a new group; --json or --output ndjson has every column.
 `,
@@ -95,34 +91,22 @@ the fields), so it pipes into a new group; --json or --output ndjson has every c
   );
 
   for (const [name, list] of Object.entries(LISTS)) {
-    const cmd = reports
-      .command(`${name} <mailing>`)
-      .description(list.what)
-      .option('--start <n>', 'zero-based start of the window (default 0)')
-      .option('--end <n>', 'end of the window (default start+500)')
-      .option('--all', 'every record, a window at a time')
-      .option('--count', 'print only how many there are');
+    const cmd = listOptions(reports.command(`${name} <mailing>`).description(list.what), { countable: true });
     if (name === 'clicks') cmd.option('--member <id>', "only this member's clicks").option('--link <id>', 'only the clicks on this link');
     if (name === 'bounces') cmd.option('--hard', 'only hard bounces').option('--soft', 'only soft bounces');
     examples(
       cmd.action(
-        action(async (ctx, mailing: string, o: ListFlags) => {
+        action(async (ctx, mailing: string, o: ReportFlags) => {
           const id = numericId(mailing, 'MAILING');
-          if (o.all && (o.start !== undefined || o.end !== undefined || o.count))
-            throw new UsageError('--all reads every window: give it without --start, --end or --count');
           if (o.hard && o.soft) throw new UsageError('give --hard or --soft, not both');
           const query = {
             ...(name === 'bounces' ? { result: o.hard ? 'hard' : o.soft ? 'soft' : 'bounced' } : {}),
             member_id: o.member === undefined ? undefined : numericId(o.member, '--member'),
             link_id: o.link === undefined ? undefined : numericId(o.link, '--link'),
           };
-          const api = await ctx.api();
-          const path = `/response/${id}/${list.path}`;
-          const answer = o.all
-            ? await allPages<Row>(api, path, query)
-            : await api.get<Row[] | number>(path, { ...query, start: o.start, end: o.end, count: o.count ? true : undefined });
-          const memberList = Array.isArray(answer) && (list.columns as readonly string[]).includes('member_id') && name !== 'forwards';
-          await ctx.print(ctx.format === 'csv' && memberList ? importable(answer as Row[]) : answer, { columns: [...list.columns] });
+          const memberList = (list.columns as readonly string[]).includes('member_id') && name !== 'forwards';
+          const row = ctx.format === 'csv' && memberList ? importable : undefined;
+          await printList(ctx, `/response/${id}/${list.path}`, query, o, { columns: [...list.columns] }, { countable: true, row });
         }),
       ),
       [

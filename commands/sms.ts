@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import type { Api } from '../src/client/api.js';
 import { action, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
-import { allPages } from '../src/cli/paging.js';
+import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { collectList, groupIds, memberId, searchId } from '../src/cli/resolve.js';
 import { numericId } from './mailings.js';
 
@@ -142,16 +142,17 @@ async function waitForCampaign(ctx: RunContext, api: Api, id: number): Promise<v
 
 function registerCampaigns(campaigns: Command) {
   examples(
-    campaigns
-      .command('list')
-      .description('SMS campaigns (archived ones with --archived)')
-      .option('--archived', 'include archived campaigns')
-      .action(
-        action(async (ctx, o: { archived?: boolean }) => {
-          const api = await ctx.api();
-          await ctx.print(await allPages(api, '/sms/campaigns', { include_archived: o.archived }), { columns: CAMPAIGN_COLUMNS });
-        }),
-      ),
+    listOptions(
+      campaigns
+        .command('list')
+        .description('SMS campaigns, every one unless --limit or --start (archived ones with --archived)')
+        .option('--archived', 'include archived campaigns'),
+      { countable: true },
+    ).action(
+      action(async (ctx, o: ListFlags & { archived?: boolean }) => {
+        await printList(ctx, '/sms/campaigns', { include_archived: o.archived }, o, { columns: CAMPAIGN_COLUMNS }, { countable: true, allByDefault: true });
+      }),
+    ),
     ['amsg sms campaigns list', 'amsg sms campaigns list --archived --json | jq ".[].send_status"'],
   );
 
@@ -224,7 +225,8 @@ function registerCampaigns(campaigns: Command) {
         action(async (ctx, ref: string) => {
           const id = numericId(ref, 'CAMPAIGN');
           const api = await ctx.api();
-          await ctx.confirm(`cancel SMS campaign ${id}`);
+          const c = await api.get<{ sms_campaign_name: string }>(`/sms/campaigns/${id}`);
+          await ctx.confirm(`cancel SMS campaign ${id} "${c.sms_campaign_name}"`);
           await ctx.done(await api.post(`/sms/campaigns/${id}/cancel`), `Canceled SMS campaign ${id}.`);
         }),
       ),
@@ -266,15 +268,11 @@ function registerCampaigns(campaigns: Command) {
     ['clicks', CLICK_COLUMNS, 'the clicks on its short links, in the order they came'],
   ] as const)
     examples(
-      campaigns
-        .command(`${verb} <campaign>`)
-        .description(`a campaign's ${what}`)
-        .action(
-          action(async (ctx, ref: string) => {
-            const api = await ctx.api();
-            await ctx.print(await allPages(api, `/sms/campaigns/${numericId(ref, 'CAMPAIGN')}/${verb}`), { columns: [...columns] });
-          }),
-        ),
+      listOptions(campaigns.command(`${verb} <campaign>`).description(`a campaign's ${what}, a window of 500 at a time unless --all`), { countable: true }).action(
+        action(async (ctx, ref: string, o: ListFlags) => {
+          await printList(ctx, `/sms/campaigns/${numericId(ref, 'CAMPAIGN')}/${verb}`, {}, o, { columns: [...columns] }, { countable: true });
+        }),
+      ),
       [`amsg sms campaigns ${verb} 3`],
     );
 }

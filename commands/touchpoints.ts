@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { action, examples, UsageError } from '../src/cli/context.js';
+import { describeMember } from '../src/cli/describe.js';
+import { humanDate } from '../src/cli/output.js';
 import { registerKind, type KindNames } from './events.js';
 
 const TOUCHPOINT_NAMES: KindNames = {
@@ -41,7 +43,8 @@ export function register(touchpoints: Command) {
         action(async (ctx, ref: string) => {
           const id = touchpointId(ref);
           const api = await ctx.api();
-          await ctx.confirm(`delete touchpoint ${id}`);
+          const t = await api.get<{ member_id: number; touchpoint_timestamp: string }>(`/touchpoints/members/touchpoints/${id}`);
+          await ctx.confirm(`delete touchpoint ${id} of ${await describeMember(api, t.member_id)}, at ${humanDate(t.touchpoint_timestamp)}`);
           await ctx.done(await api.delete(`/touchpoints/members/touchpoints/${id}`), `Deleted touchpoint ${id}.`);
         }),
       ),

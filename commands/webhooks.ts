@@ -1,7 +1,9 @@
 import { Command } from 'commander';
 import { action, examples, UsageError, type RunContext } from '../src/cli/context.js';
-import { allPages } from '../src/cli/paging.js';
+import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
+import type { Api } from '../src/client/api.js';
 import { collectList } from '../src/cli/resolve.js';
+import { counted } from '../src/cli/describe.js';
 
 const WEBHOOK_COLUMNS = ['webhook_id', 'event', 'method', 'url', 'public_key'];
 const DELIVERY_COLUMNS = ['delivery_id', 'webhook_id', 'event_id', 'event', 'status', 'attempts', 'last_status_code', 'next_attempt_at', 'last_error'];
@@ -25,6 +27,12 @@ const body = (o: WebhookFlags) => ({
   ...(o.publicKey !== undefined ? { public_key: o.publicKey } : {}),
 });
 
+/** `webhook 3 (member_add → https://example.com/hooks)`, as the prompt names it. */
+async function describeWebhook(api: Api, id: number): Promise<string> {
+  const w = await api.get<{ event: string; url: string }>(`/webhooks/${id}`).catch(() => undefined);
+  return w ? `webhook ${id} (${w.event} → ${w.url})` : `webhook ${id}`;
+}
+
 export function register(webhooks: Command) {
   webhooks.addHelpText(
     'after',
@@ -36,16 +44,11 @@ a day; each delivery is in the log (deliveries) and can be sent again (replay).
   );
 
   examples(
-    webhooks
-      .command('list')
-      .description("the account's webhooks")
-      .option('--count', 'print only how many there are')
-      .action(
-        action(async (ctx, o: { count?: boolean }) => {
-          const api = await ctx.api();
-          await ctx.print(o.count ? await api.get('/webhooks', { count: true }) : await allPages(api, '/webhooks'), { columns: WEBHOOK_COLUMNS });
-        }),
-      ),
+    listOptions(webhooks.command('list').description("the account's webhooks (every one unless --limit or --start)"), { countable: true }).action(
+      action(async (ctx, o: ListFlags) => {
+        await printList(ctx, '/webhooks', {}, o, { columns: WEBHOOK_COLUMNS }, { countable: true, allByDefault: true });
+      }),
+    ),
     ['amsg webhooks list', 'amsg webhooks list --json | jq -r ".[].url"'],
   );
 
@@ -110,7 +113,7 @@ a day; each delivery is in the log (deliveries) and can be sent again (replay).
         action(async (ctx, ref: string) => {
           const api = await ctx.api();
           const id = numeric('WEBHOOK', ref);
-          await ctx.confirm(`roll the signing secret of webhook ${id}`);
+          await ctx.confirm(`roll the signing secret of ${await describeWebhook(api, id)}`);
           const rolled = (await api.post(`/webhooks/${id}/secret`)) as { secret: string };
           await ctx.done(rolled, `New signing secret of webhook ${id}, shown this once: ${rolled.secret}`);
         }),
@@ -126,7 +129,7 @@ a day; each delivery is in the log (deliveries) and can be sent again (replay).
         action(async (ctx, ref: string) => {
           const api = await ctx.api();
           const id = numeric('WEBHOOK', ref);
-          await ctx.confirm(`delete webhook ${id}`);
+          await ctx.confirm(`delete ${await describeWebhook(api, id)}`);
           await ctx.done(await api.delete(`/webhooks/${id}`), `Deleted webhook ${id}.`);
         }),
       ),
@@ -140,7 +143,8 @@ a day; each delivery is in the log (deliveries) and can be sent again (replay).
       .action(
         action(async (ctx) => {
           const api = await ctx.api();
-          await ctx.confirm('delete every webhook of the account');
+          const n = await api.get<number>('/webhooks', { count: true });
+          await ctx.confirm(`delete every webhook of the account (${counted(n, 'webhook')})`);
           await ctx.done(await api.delete('/webhooks'), 'Deleted every webhook.');
         }),
       ),
@@ -148,35 +152,29 @@ a day; each delivery is in the log (deliveries) and can be sent again (replay).
   );
 
   examples(
-    webhooks
-      .command('events')
-      .description('the webhook event types')
-      .action(
-        action(async (ctx) => {
-          const api = await ctx.api();
-          await ctx.print(await api.get('/webhooks/events'));
-        }),
-      ),
+    listOptions(webhooks.command('events').description('the webhook event types'), { windowed: false }).action(
+      action(async (ctx, o: ListFlags) => {
+        await printList(ctx, '/webhooks/events', {}, o, {}, { windowed: false, allByDefault: true });
+      }),
+    ),
     ['amsg webhooks events', 'amsg webhooks events --json | jq -r ".[].event_name"'],
   );
 
   examples(
-    webhooks
-      .command('deliveries [webhook]')
-      .description('the delivery log, newest first: attempts, status codes, next retry (of one webhook, or all)')
-      .option('--failed', 'only deliveries that failed for good (status e)')
-      .option('--status <p|o|e>', 'only deliveries in this status: p pending or retrying, o delivered, e failed')
-      .option('--start <n>', 'zero-based start of the window (default 0)')
-      .option('--end <n>', 'end of the window (default start+500)')
-      .option('--count', 'print only how many there are')
-      .action(
-        action(async (ctx, ref: string | undefined, o: { failed?: boolean; status?: string; start?: string; end?: string; count?: boolean }) => {
-          if (o.failed && o.status && o.status !== 'e') throw new UsageError('--failed is --status e; give one of them');
-          const api = await ctx.api();
-          const query = { webhook_id: ref === undefined ? undefined : numeric('WEBHOOK', ref), status: o.failed ? 'e' : o.status, start: o.start, end: o.end, count: o.count };
-          await ctx.print(await api.get('/webhooks/deliveries', query), { columns: DELIVERY_COLUMNS });
-        }),
-      ),
+    listOptions(
+      webhooks
+        .command('deliveries [webhook]')
+        .description('the delivery log, newest first: attempts, status codes, next retry (of one webhook, or all)')
+        .option('--failed', 'only deliveries that failed for good (status e)')
+        .option('--status <p|o|e>', 'only deliveries in this status: p pending or retrying, o delivered, e failed'),
+      { countable: true },
+    ).action(
+      action(async (ctx, ref: string | undefined, o: ListFlags & { failed?: boolean; status?: string }) => {
+        if (o.failed && o.status && o.status !== 'e') throw new UsageError('--failed is --status e; give one of them');
+        const query = { webhook_id: ref === undefined ? undefined : numeric('WEBHOOK', ref), status: o.failed ? 'e' : o.status };
+        await printList(ctx, '/webhooks/deliveries', query, o, { columns: DELIVERY_COLUMNS }, { countable: true });
+      }),
+    ),
     ['amsg webhooks deliveries', 'amsg webhooks deliveries 3 --failed', 'amsg webhooks deliveries --json | jq ".[0].attempt_log"'],
   );
 

@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { action, examples, UsageError } from '../src/cli/context.js';
 import { collect } from '../src/cli/resolve.js';
-import { listed } from './events.js';
+import { counted } from '../src/cli/describe.js';
+import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 
 const WORKFLOW_COLUMNS = ['workflow_id', 'name', 'match', 'actions', 'run_count', 'modified_at'];
 const RUN_COLUMNS = ['run_id', 'inbound_id', 'member_id', 'ran_at', 'actions'];
@@ -86,16 +87,11 @@ pairs it all holds, when its e-mail address belongs to an active member. Actions
   );
 
   examples(
-    workflows
-      .command('list')
-      .description('list workflows with their run counts')
-      .option('--count', 'print only how many there are')
-      .action(
-        action(async (ctx, o: { count?: boolean }) => {
-          const api = await ctx.api();
-          await ctx.print(await listed(api, '/workflows', o), { columns: WORKFLOW_COLUMNS });
-        }),
-      ),
+    listOptions(workflows.command('list').description('list workflows with their run counts (every one unless --limit or --start)'), { countable: true }).action(
+      action(async (ctx, o: ListFlags) => {
+        await printList(ctx, '/workflows', {}, o, { columns: WORKFLOW_COLUMNS }, { countable: true, allByDefault: true });
+      }),
+    ),
     ['amsg workflows list'],
   );
 
@@ -152,7 +148,8 @@ pairs it all holds, when its e-mail address belongs to an active member. Actions
         action(async (ctx, ref: string) => {
           const id = workflowId(ref);
           const api = await ctx.api();
-          await ctx.confirm(`delete workflow ${id} and its runs`);
+          const w = await api.get<{ name: string; run_count: number }>(`/workflows/${id}`);
+          await ctx.confirm(`delete workflow ${id} "${w.name}" and its ${counted(w.run_count, 'run')}`);
           await ctx.done(await api.delete(`/workflows/${id}`), `Deleted workflow ${id}.`);
         }),
       ),
@@ -160,18 +157,14 @@ pairs it all holds, when its e-mail address belongs to an active member. Actions
   );
 
   examples(
-    workflows
-      .command('runs <id>')
-      .description('the runs of a workflow: event, member, and each action with its result')
-      .option('--start <n>', 'zero-based start of the window (default: every run, page by page)')
-      .option('--end <n>', 'end of the window')
-      .option('--count', 'print only how many there are')
-      .action(
-        action(async (ctx, ref: string, o: { start?: string; end?: string; count?: boolean }) => {
-          const api = await ctx.api();
-          await ctx.print(await listed(api, `/workflows/${workflowId(ref)}/runs`, o), { columns: RUN_COLUMNS });
-        }),
-      ),
+    listOptions(
+      workflows.command('runs <id>').description('the runs of a workflow, a window of 500 at a time unless --all: event, member, and each action with its result'),
+      { countable: true },
+    ).action(
+      action(async (ctx, ref: string, o: ListFlags) => {
+        await printList(ctx, `/workflows/${workflowId(ref)}/runs`, {}, o, { columns: RUN_COLUMNS }, { countable: true });
+      }),
+    ),
     ['amsg workflows runs 1', 'amsg workflows runs 1 --count'],
   );
 }

@@ -2,7 +2,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { Api } from '../client/api.js';
 import type { QueryValue } from '../client/transport.js';
 import type { RunContext } from './context.js';
-import { thousands, type View } from './output.js';
+import { listWriter, thousands, type ListWriter, type View } from './output.js';
 
 /** The longest window a list answers (the spec's default end of 500). */
 export const PAGE_SIZE = 500;
@@ -18,13 +18,13 @@ export async function* pages<T>(
   api: Api,
   path: string,
   query: Record<string, QueryValue> = {},
-  { pageSize = PAGE_SIZE, start = 0, limit = Infinity }: { pageSize?: number; start?: number; limit?: number } = {},
+  { pageSize = PAGE_SIZE, start = 0, limit = Infinity, key }: { pageSize?: number; start?: number; limit?: number; key?: string } = {},
 ): AsyncGenerator<T[]> {
   let first: string | undefined;
   let left = limit;
   for (let at = start; left > 0; at += pageSize) {
     const size = Math.min(pageSize, left);
-    const page = await api.get<T[]>(path, { ...query, start: at, end: at + size });
+    const page = unwrap(await api.get<unknown>(path, { ...query, start: at, end: at + size }), key) as T[];
     if (!Array.isArray(page) || page.length > size) {
       // The service answered the whole list: hand it out once, cut to the limit.
       if (Array.isArray(page) && at === start) yield page.slice(start, start + left);
@@ -38,6 +38,10 @@ export async function* pages<T>(
     if (page.length < size) return;
   }
 }
+
+/** The list of an answer that holds it under a key (`{subaccounts: [...]}`), or the answer itself. */
+const unwrap = (answer: unknown, key?: string): unknown =>
+  key && answer !== null && typeof answer === 'object' && !Array.isArray(answer) ? (answer as Record<string, unknown>)[key] : answer;
 
 /** Every record of a windowed list, in one array (for name lookups; lists to print go through printList). */
 export async function allPages<T>(api: Api, path: string, query: Record<string, QueryValue> = {}, pageSize = PAGE_SIZE): Promise<T[]> {
@@ -62,8 +66,12 @@ export interface ListShape {
   countable?: boolean;
   /** Without --start/--end/--limit, print every record (lists of an account's own things: groups, searches). */
   allByDefault?: boolean;
+  /** The service answers the list under this key (`{subaccounts: [...]}`); JSON output keeps that shape. */
+  key?: string;
   /** How many records the list holds, where the command knows a cheaper way than count=true (a group's kept counts). */
   total?: () => Promise<number | undefined>;
+  /** Each row as printed, where a format wants other columns than the service's (a member report as importable CSV). */
+  row?: (record: any) => unknown;
 }
 
 /** A commander parser for a whole-number flag: a bad value is a usage error (exit 2) before any request. */
@@ -122,20 +130,21 @@ export async function printList(
 
   const from = start ?? 0;
   const wanted = flags.all ? Infinity : (limit ?? (end !== undefined ? end - from : allByDefault && start === undefined ? Infinity : PAGE_SIZE));
-  const out = await ctx.listWriter(view);
+  const { key } = shape;
+  const out = key && ctx.format === 'json' ? keptUnder(ctx, key, view) : await ctx.listWriter(view);
   let shown = 0;
   if (!windowed) {
-    const whole = await api.get<unknown>(path, query);
+    const whole = unwrap(await api.get<unknown>(path, query), key);
     if (!Array.isArray(whole)) return ctx.print(whole, view);
     const cut = whole.slice(from, from + (wanted === Infinity ? whole.length : wanted));
-    await out.write(cut);
+    await out.write(shape.row ? cut.map(shape.row) : cut);
     await out.end();
     shown = cut.length;
     if (from + shown < whole.length) ctx.note(`${thousands(shown)} of ${thousands(whole.length)} shown; --all for every row`);
     return;
   }
-  for await (const page of pages(api, path, query, { start: from, limit: wanted })) {
-    await out.write(page);
+  for await (const page of pages(api, path, query, { start: from, limit: wanted, key })) {
+    await out.write(shape.row ? page.map(shape.row) : page);
     shown += page.length;
   }
   await out.end();
@@ -151,7 +160,27 @@ export async function printList(
       ctx.note(`${thousands(shown)} of ${thousands(total)} shown; --all for every row, --start ${from + shown} for the rows after these`);
     return;
   }
-  const next = await api.get<unknown[]>(path, { ...query, start: from + shown, end: from + shown + 1 });
+  const next = unwrap(await api.get<unknown>(path, { ...query, start: from + shown, end: from + shown + 1 }), key);
   if (Array.isArray(next) && next.length)
     ctx.note(`${thousands(shown)} shown and more remain; --all for every row, --start ${from + shown} for the rows after these`);
+}
+
+/**
+ * A streamed JSON list inside the object the service answers (`{"subaccounts": [...]}`),
+ * byte for byte what printing the whole object prints.
+ */
+function keptUnder(ctx: RunContext, key: string, view: View): ListWriter {
+  let opened = false;
+  const indented = (text: string) => text.replaceAll('\n', '\n  ');
+  return listWriter(
+    'json',
+    view,
+    async (text) => {
+      // Only the list's end comes with a line end: close the object after it.
+      const body = text.endsWith('\n') ? `${indented(text.slice(0, -1))}\n}\n` : indented(text);
+      await ctx.write(opened ? body : `{\n  ${JSON.stringify(key)}: ${body}`);
+      opened = true;
+    },
+    (m) => ctx.note(m),
+  );
 }

@@ -55,6 +55,13 @@ describe.each<Mode>(['local', 'remote'])('amsg accounts (%s)', (mode) => {
         { account_id: 4, account_name: 'Bergen', account_status: 'trial' },
       ],
     });
+    // Streamed a page at a time, the JSON is byte for byte the service's {subaccounts} object.
+    const whole = await run('accounts', 'list', '--json');
+    expect(whole.stdout).toBe(JSON.stringify(JSON.parse(whole.stdout), null, 2));
+    const first = await run('accounts', 'list', '--limit', '1', '--json');
+    expect(JSON.parse(first.stdout)).toEqual({ subaccounts: [{ account_id: 2, account_name: 'Oslo branch', account_status: 'trial' }] });
+    expect(first.stderr).toContain('1 of 3 shown; --all for every row, --start 1 for the rows after these');
+    expect(JSON.parse((await run('accounts', 'list', '--status', 'retired', '--json')).stdout)).toEqual({ subaccounts: [] });
     expect((await json('accounts', 'list', '--status', 'trial', '--search', 'osl')).subaccounts.map((a: any) => a.account_id)).toEqual([2]);
     expect(await json('accounts', 'list', '--status', 'trial,active', '--count')).toBe(3);
     const listed = await run('accounts', 'list', '-o', 'table');
@@ -131,7 +138,7 @@ describe.each<Mode>(['local', 'remote'])('amsg accounts (%s)', (mode) => {
   test('retire: confirmation, the answer, then unreachable; never the HQ itself', async () => {
     const unconfirmed = await run('accounts', 'retire', '2');
     expect(unconfirmed.exitCode).toBe(2);
-    expect(unconfirmed.stderr).toContain('without --yes');
+    expect(unconfirmed.stderr).toContain('refusing to retire sub-account "Oslo branch" (2) (its data is purged in 30 days and cannot be recovered) without --yes');
     expect(await json('accounts', 'retire', '2', '--yes')).toEqual({ account_name: 'Oslo branch', status: 'retired' });
     expect((await json('accounts', 'list')).subaccounts.map((a: any) => a.account_id)).toEqual([3, 4]);
     const gone = await run('--account', '2', 'members', 'list');

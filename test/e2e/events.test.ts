@@ -59,6 +59,9 @@ describe.each<Mode>(['local', 'remote'])('amsg events, touchpoints, workflows (%
     expect((await json('events', 'types', 'create', 'refund')).event_type_id).toBe(3);
     expect((await json('events', 'types', 'list')).map((t: any) => t.event_type)).toEqual(['purchase', 'visit', 'refund']);
     expect(await json('events', 'types', 'list', '--count')).toBe(3);
+    const first = await run('events', 'types', 'list', '--limit', '1', '--json');
+    expect(JSON.parse(first.stdout).map((t: any) => t.event_type)).toEqual(['purchase']);
+    expect(first.stderr).toContain('1 of 3 shown; --all for every row, --start 1 for the rows after these');
     expect((await json('events', 'types', 'get', 'VISIT')).event_type_id).toBe(2);
     expect(await json('events', 'types', 'rename', 'visit', 'store-visit')).toMatchObject({ event_type_id: 2, event_type: 'store-visit', display_name: 'visit' });
     const taken = await run('events', 'types', 'rename', 'store-visit', 'Purchase');
@@ -66,7 +69,7 @@ describe.each<Mode>(['local', 'remote'])('amsg events, touchpoints, workflows (%
     expect(taken.stderr).toContain('event_type: the event type "Purchase" already exists (id 1)');
     const noYes = await run('events', 'types', 'delete', 'refund');
     expect(noYes.exitCode).toBe(2);
-    expect(noYes.stderr).toContain('without --yes');
+    expect(noYes.stderr).toContain('refusing to delete event type "refund" (3) and every event of it without --yes');
     expect(await json('events', 'types', 'delete', 'refund', '--yes')).toBe(true);
     const missing = await run('events', 'types', 'get', '3');
     expect([missing.exitCode, missing.stderr.includes('event type 3 not found')]).toEqual([1, true]);
@@ -123,6 +126,8 @@ describe.each<Mode>(['local', 'remote'])('amsg events, touchpoints, workflows (%
     });
     expect(await json('touchpoints', 'list', 'bob@example.com')).toEqual([tp]);
     expect(await json('touchpoints', 'get', '1')).toEqual(tp);
+    const unsure = await run('touchpoints', 'delete', '1');
+    expect([unsure.exitCode, unsure.stderr.includes('refusing to delete touchpoint 1 of member bob@example.com (2), at ')]).toEqual([2, true]);
     expect(await json('touchpoints', 'delete', '1', '--yes')).toBe(true);
     expect((await run('touchpoints', 'get', '1')).exitCode).toBe(1);
     expect(await json('touchpoints', 'types', 'delete', 'web', '--yes')).toBe(true);
@@ -232,7 +237,11 @@ describe.each<Mode>(['local', 'remote'])('amsg events, touchpoints, workflows (%
     expect((await json('workflows', 'list')).map((w: any) => [w.workflow_id, w.name, w.run_count])).toEqual([[1, 'Buyers online', 2]]);
     const table = await run('workflows', 'list', '-o', 'table');
     expect(table.stdout).toContain('Buyers online');
-    expect((await run('workflows', 'delete', '1')).exitCode).toBe(2);
+    const oneRun = await run('workflows', 'runs', '1', '--limit', '1', '--json');
+    expect(JSON.parse(oneRun.stdout)).toHaveLength(1);
+    expect(oneRun.stderr).toContain('1 of 2 shown; --all for every row, --start 1 for the rows after these');
+    const unsure = await run('workflows', 'delete', '1');
+    expect([unsure.exitCode, unsure.stderr.includes('refusing to delete workflow 1 "Buyers online" and its 2 runs without --yes')]).toEqual([2, true]);
     expect(await json('workflows', 'delete', '1', '--yes')).toBe(true);
     expect(await json('workflows', 'list', '--count')).toBe(0);
     const missingFile = await run('events', 'ingest', join(box.dir, 'nope.ndjson'));

@@ -99,8 +99,16 @@ describe.each<Mode>(['local', 'remote'])('amsg fields relationships (%s)', (mode
     expect(table.stdout).toMatch(/│ 1\s+│ Offices\s+│ region\s+│ office\s+│/);
     const nothing = await run('fields', 'relationships', 'update', 'Offices');
     expect(nothing.exitCode).toBe(2);
+    await json('fields', 'create', 'tier', '--type', 'text', '--widget', 'select one', '--options', 'A,B');
+    await json('fields', 'create', 'perk', '--type', 'text', '--widget', 'radio', '--options', 'X,Y');
+    expect((await json('fields', 'relationships', 'create', 'Tier → Perk', '--parent', 'tier', '--child', 'perk')).relationship_id).toBe(2);
+    const first = await run('fields', 'relationships', 'list', '--limit', '1', '--json');
+    expect(JSON.parse(first.stdout).map((r: any) => r.relationship_name)).toEqual(['Offices']);
+    expect(first.stderr).toContain('1 of 2 shown; --all for every row');
+    expect(await json('fields', 'relationships', 'delete', 'Tier → Perk', '--yes')).toBe(true);
     const refused = await run('fields', 'relationships', 'delete', 'Offices');
     expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toContain('refusing to delete field relationship "Offices" (1) of region → office without --yes');
     expect((await run('fields', 'relationships', 'delete', 'Offices', '--yes', '-o', 'table')).stdout).toBe('Deleted field relationship 1.');
     expect(await json('fields', 'relationships', 'list')).toEqual([]);
     const missing = await run('fields', 'relationships', 'get', '1');

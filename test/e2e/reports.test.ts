@@ -101,6 +101,9 @@ describe.each<Mode>(['local', 'remote'])('amsg reports (%s)', (mode) => {
     expect(await json('reports', 'opens', '1', '--count')).toBe(2);
     expect((await json('reports', 'sends', '1', '--start', '1', '--end', '3')).map((m: any) => m.member_id)).toEqual([2, 3]);
     expect((await json('reports', 'sends', '1', '--all')).map((m: any) => m.member_id)).toEqual([1, 2, 3, 4]);
+    const firstSend = await run('reports', 'sends', '1', '--limit', '1', '--json');
+    expect(JSON.parse(firstSend.stdout).map((m: any) => m.member_id)).toEqual([1]);
+    expect(firstSend.stderr).toContain('1 of 4 shown; --all for every row, --start 1 for the rows after these');
     expect((await json('reports', 'clicks', '1')).map((c: any) => [c.member_id, c.link_id])).toEqual([[2, 2], [2, 2], [1, 1]]);
     expect(await json('reports', 'clicks', '1', '--link', '2', '--count')).toBe(2);
     expect((await json('reports', 'clicks', '1', '--member', '1')).map((c: any) => c.link_id)).toEqual([1]);

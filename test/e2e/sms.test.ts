@@ -78,6 +78,9 @@ describe.each<Mode>(['local', 'remote'])('amsg sms (%s)', (mode) => {
       { sms_campaign_id: 1, member_id: 1, sms_link_id: 1, sms_link_target: 'https://shop.example.com/sale', to_phone_number: '+4791234501', click_timestamp: ISO_NOW },
       { sms_campaign_id: 1, member_id: 1, sms_link_id: 1, sms_link_target: 'https://shop.example.com/sale', to_phone_number: '+4791234501', click_timestamp: ISO_NOW },
     ]);
+    const firstClick = await run('sms', 'campaigns', 'clicks', '1', '--limit', '1', '--json');
+    expect(JSON.parse(firstClick.stdout)).toHaveLength(1);
+    expect(firstClick.stderr).toContain('1 of 2 shown; --all for every row, --start 1 for the rows after these');
     const bounced = await run('sim', 'sms-click', '1', 'dud@example.com');
     expect(bounced.exitCode).toBe(1);
     expect(bounced.stderr).toContain('bounced; it cannot be clicked or answered');
@@ -111,7 +114,7 @@ describe.each<Mode>(['local', 'remote'])('amsg sms (%s)', (mode) => {
     expect(await json('sms', 'campaigns', 'get', '4')).toMatchObject({ send_status: 's', scheduled_at: '@D:2027-01-01T09:00:00', scheduled_by_user_id: 1 });
     const noYes = await run('sms', 'campaigns', 'cancel', '4');
     expect(noYes.exitCode).toBe(2);
-    expect(noYes.stderr).toContain('refusing to cancel SMS campaign 4 without --yes');
+    expect(noYes.stderr).toContain('refusing to cancel SMS campaign 4 "Receipt" without --yes');
     expect(await json('sms', 'campaigns', 'cancel', '4', '--yes')).toBe(true);
     expect(await json('sms', 'campaigns', 'archive', '4')).toBe(true);
     expect((await json('sms', 'campaigns', 'list')).map((c: any) => [c.sms_campaign_id, c.send_status])).toEqual([

@@ -149,6 +149,14 @@ describe.each<Mode>(['local', 'remote'])('amsg webhooks (%s)', (mode) => {
 
   test('delete and delete-all answer true', async () => {
     await box.json('webhooks', 'create', `${hooks.url}/x`, '--event', 'field_create');
+    const one = await box.amsg('webhooks', 'list', '--limit', '1', '--json');
+    expect(JSON.parse(one.stdout).map((w: any) => w.webhook_id)).toEqual([1]);
+    expect(one.stderr).toContain('1 of 2 shown; --all for every row, --start 1 for the rows after these');
+    const types = await run('webhooks', 'events', '--limit', '1', '--json');
+    expect(JSON.parse(types.stdout)).toHaveLength(1);
+    expect(types.stderr).toMatch(/amsg: 1 of \d+ shown; --all for every row/);
+    const refused = await box.amsg('webhooks', 'delete', '1');
+    expect(refused.stderr).toContain(`refusing to delete webhook 1 (member_add → ${hooks.url}/members) without --yes`);
     expect(await json('webhooks', 'delete', '1', '--yes')).toBe(true);
     expect(await json('webhooks', 'delete-all', '--yes')).toBe(true);
     expect(await json('webhooks', 'list')).toEqual([]);
