@@ -8,12 +8,8 @@ export function register(completion: Command) {
       .action(
         action(async (ctx, shell: string) => {
           // Every command is registered here (a normal run registers only its own), so the script covers them all.
-          const [{ fullProgram }, scripts, { VERSION }] = await Promise.all([
-            import('../src/cli/main.js'),
-            import('../src/cli/completion.js'),
-            import('../src/version.js'),
-          ]);
-          const program = fullProgram(VERSION);
+          const [{ fullProgram }, scripts] = await Promise.all([import('../src/cli/main.js'), import('../src/cli/completion.js')]);
+          const program = fullProgram(completion.parent!.version()!);
           const script = shell === 'bash' ? scripts.bashScript(program) : shell === 'zsh' ? scripts.zshScript(program) : scripts.fishScript(program);
           ctx.stdout.write(script);
         }),

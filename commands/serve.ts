@@ -1,5 +1,7 @@
 import { Command } from 'commander';
 import { action, examples, UsageError, type RunContext } from '../src/cli/context.js';
+// Static: the CLI loads it anyway, and a dynamic import of it split it into a file of its own.
+import { connect } from '../src/client/api.js';
 
 export function register(serve: Command) {
   examples(
@@ -68,7 +70,6 @@ export function register(serve: Command) {
 async function seedBeforeServing(ctx: RunContext, db: string, files: string[]) {
   const { initLocalDatabase } = await import('../src/client/local-transport.js');
   const init = initLocalDatabase(db, {});
-  const { connect } = await import('../src/client/api.js');
   const { seed, describeSummary, reportSeedFailure } = await import('../src/cli/seed/seed.js');
   const api = await connect({ ...ctx.settings, mode: 'local', db });
   try {

@@ -4,6 +4,8 @@ import { connect, type Api } from '../client/api.js';
 import { resolveSettings, SettingsError, isTrue, type ConnectionFlags, type Settings } from '../client/config.js';
 import { ConnectionError } from '../client/transport.js';
 import { FORMATS, listWriter, render, type Format, type ListWriter, type View } from './output.js';
+// Commands load it anyway (name lookups); a dynamic import here split it into a file of its own.
+import { explainRefusal } from './resolve.js';
 
 /** Exit codes, documented in the README. */
 export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, rowErrors: 4, cancelled: 130 } as const;
@@ -288,7 +290,6 @@ export function action<A extends unknown[]>(fn: ActionFn<A>) {
     } catch (caught) {
       let err = caught;
       if (err instanceof ApiError && ctx.connected) {
-        const { explainRefusal } = await import('./resolve.js');
         err = await explainRefusal(await ctx.api(), err).catch(() => err);
       }
       const failure = describeFailure(err);
