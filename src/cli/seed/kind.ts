@@ -98,3 +98,14 @@ export const listedBy =
     const rows = paged ? await allPages<E>(api, path) : await api.get<E[]>(path);
     return new Map(rows.map((e) => [norm(keyOf(e)), e]));
   };
+
+/** Whether two JSON values are equal whatever the order of their objects' keys (a stored `match` against the file's). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  const canonical = (x: unknown): unknown =>
+    Array.isArray(x)
+      ? x.map(canonical)
+      : x && typeof x === 'object'
+        ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, canonical((x as Record<string, unknown>)[k])]))
+        : x;
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+}

@@ -6,9 +6,13 @@
  */
 import { ApiError } from '../../errors.js';
 import { allPages } from '../paging.js';
-import { listedBy, norm, type Kind, type Ref, type SeedRun } from './kind.js';
+import { listedBy, norm, sameJson, type Kind, type Ref, type SeedRun } from './kind.js';
 import { members } from './members.js';
 import { mailings } from './mailings.js';
+import { eventTypes, resetAutomation, touchpointTypes, workflows } from './automation.js';
+import { resetSms, smsCampaigns } from './sms.js';
+import { resetSubaccounts, subaccounts } from './subaccounts.js';
+import { resetWebhooks, webhooks } from './webhooks.js';
 import * as v from './shape.js';
 
 const FIELD_TYPES = ['text', 'text[]', 'numeric', 'boolean', 'date', 'timestamp'] as const;
@@ -53,6 +57,49 @@ const fields: Kind<FieldRecord, FieldRow> = {
 };
 /** POST /fields answers the field (or its id): either way, its id. */
 const fieldIdOf = (answer: unknown) => (typeof answer === 'number' ? answer : (answer as FieldRow).field_id);
+
+const relationshipRecord = v.obj(
+  {
+    relationship_name: v.str({ max: 255 }),
+    parent_field: v.str(),
+    child_field: v.str(),
+    options: v.record(v.list(v.str())),
+  },
+  ['relationship_name', 'parent_field', 'child_field', 'options'],
+);
+type RelationshipRecord = NonNullable<ReturnType<typeof relationshipRecord>>;
+interface RelationshipRow {
+  relationship_id: number;
+  relationship_name: string;
+  parent_field: { field_id: number };
+  child_field: { field_id: number };
+  options: Record<string, string[]>;
+}
+
+/** A parent field's option limits its child field's options; both fields are named by shortcut name. */
+const fieldRelationships: Kind<RelationshipRecord, RelationshipRow> = {
+  name: 'field_relationships',
+  record: relationshipRecord,
+  key: (r) => r.relationship_name,
+  refs: (r, path) => [
+    { kind: 'fields', name: r.parent_field, path: `${path}.parent_field` },
+    { kind: 'fields', name: r.child_field, path: `${path}.child_field` },
+  ],
+  existing: listedBy('/fields/relationships', (r: RelationshipRow) => r.relationship_name, false),
+  idOf: (r) => r.relationship_id,
+  differs: (run, r, e) =>
+    run.id('fields', r.parent_field) !== e.parent_field.field_id ||
+    run.id('fields', r.child_field) !== e.child_field.field_id ||
+    !sameJson(r.options, e.options),
+  create: async (run, r) => (await run.api.post<RelationshipRow>('/fields/relationships', relationshipBody(run, r))).relationship_id,
+  update: async (run, r, e) => void (await run.api.put(`/fields/relationships/${e.relationship_id}`, relationshipBody(run, r))),
+};
+const relationshipBody = (run: SeedRun, r: RelationshipRecord) => ({
+  relationship_name: r.relationship_name,
+  parent_field_id: run.id('fields', r.parent_field),
+  child_field_id: run.id('fields', r.child_field),
+  options: r.options,
+});
 
 const groupRecord = v.nameOr('group_name', v.obj({ group_name: v.str({ max: 255 }) }, ['group_name']));
 interface GroupRow {
@@ -192,18 +239,39 @@ const triggers: Kind<TriggerRecord, TriggerRow> = {
 };
 
 /** Every kind, in the order they are written. */
-export const KINDS: Kind[] = [fields, groups, subscriptions, searches, members, mailings, triggers];
+export const KINDS: Kind[] = [
+  fields,
+  fieldRelationships,
+  groups,
+  subscriptions,
+  searches,
+  eventTypes,
+  touchpointTypes,
+  members,
+  mailings,
+  smsCampaigns,
+  triggers,
+  workflows,
+  subaccounts,
+  // Last: the seed's own writes fire none of them.
+  webhooks,
+];
 
 /**
  * Empties the account's audience and content (`amsg seed --reset`), through the
- * service's own operations so it works on a remote service too: triggers, then
- * mailings (archived: the service keeps sent mail), searches (those no other search
- * uses first), members (archived, then purged), subscriptions, groups and fields
- * other than the standard first_name and last_name.
+ * service's own operations so it works on a remote service too: webhooks first (so
+ * the reset fires none), workflows, triggers, SMS campaigns and mailings (archived:
+ * the service keeps what was sent), searches (those no other search uses first),
+ * event and touchpoint types (their records go with them), members (archived, then
+ * purged), subscriptions, groups, field relationships, fields other than the
+ * standard first_name and last_name, and last the HQ's sub-accounts (retired).
  */
 export async function resetAccount(run: Pick<SeedRun, 'api' | 'note'>): Promise<void> {
   const { api } = run;
+  await resetWebhooks(run);
+  await resetAutomation(run, 'workflows');
   for (const t of await api.get<TriggerRow[]>('/triggers')) await api.delete(`/triggers/${t.trigger_id}`);
+  await resetSms(run);
   for (const m of await api.get<{ mailing_id: number; mailing_status: string }[]>('/mailings', { mailing_statuses: 'p,a,u,w,i,s,c,f' })) {
     if (m.mailing_status === 'p' || m.mailing_status === 'a') await api.delete(`/mailings/cancel/${m.mailing_id}`);
     await api.delete(`/mailings/${m.mailing_id}`);
@@ -220,6 +288,7 @@ export async function resetAccount(run: Pick<SeedRun, 'api' | 'note'>): Promise<
     if (kept.length === left.length) throw kept.length ? new Error(`cannot delete searches ${kept.map((s) => s.name).join(', ')}`) : new Error();
     left = kept;
   }
+  await resetAutomation(run, 'types');
   for (const status of ['a', 'e', 'o']) await api.delete('/members', { member_status_id: status });
   // Members of status f (forwarded-to addresses) have no bulk archive: by id.
   const rest = await allPages<{ member_id: number }>(api, '/members');
@@ -227,8 +296,10 @@ export async function resetAccount(run: Pick<SeedRun, 'api' | 'note'>): Promise<
   await api.put('/members/purgeall', {});
   for (const s of await api.get<SubscriptionRow[]>('/subscriptions')) await api.delete(`/subscriptions/${s.subscription_id}`);
   for (const g of await allPages<GroupRow>(api, '/groups')) await api.delete(`/groups/${g.member_group_id}`);
+  for (const r of await api.get<RelationshipRow[]>('/fields/relationships')) await api.delete(`/fields/relationships/${r.relationship_id}`);
   for (const f of await api.get<FieldRow[]>('/fields'))
     if (!STANDARD_FIELDS.has(norm(f.shortcut_name))) await api.delete(`/fields/${f.field_id}`);
+  await resetSubaccounts(run);
 }
 
 /** The fields every new account has; a reset keeps them (as a new account would have them). */
