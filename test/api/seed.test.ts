@@ -29,11 +29,11 @@ interface Box {
 }
 const boxes: Box[] = [];
 
-/** A new database (with the standard fields, as `amsg init` makes it) and an Api over it, as local mode has. */
-function box(): Box {
+/** A new database (with the standard fields, as `amsg init` makes it; an HQ with `hq`) and an Api over it, as local mode has. */
+function box(opts: { hq?: boolean } = {}): Box {
   const dir = mkdtempSync(join(tmpdir(), 'amsg-seed-'));
   const file = join(dir, 'amsg.db');
-  initializeLocal(file);
+  initializeLocal(file, { hq: opts.hq });
   const b = {
     dir,
     file,
@@ -84,16 +84,23 @@ async function refusal(b: Box, files: string[]): Promise<string[]> {
 
 describe('a fixture with one of everything (fixtures/small.yaml)', () => {
   test('every kind is written, references resolved, ids mapped by name', async () => {
-    const b = box();
+    const b = box({ hq: true });
     const result = await seed(b.api, [fixture('small.yaml')]);
     expect(result.ids).toEqual({
-      fields: { city: 3, birthday: 4, score: 5, plan: 6 },
+      fields: { city: 3, birthday: 4, score: 5, plan: 6, support: 7 },
+      field_relationships: { 'Support by plan': 1 },
       groups: { Gold: 1, Newsletter: 2 },
       subscriptions: { 'Product news': 1 },
       searches: { Oslo: 1, 'Gold in Oslo': 2, 'High scorers': 3 },
+      event_types: { purchase: 1 },
+      touchpoint_types: { web_visit: 1 },
       members: { 'ada@example.com': 1, 'kari@example.no': 2, 'ola@example.no': 3, 'gone@example.org': 4 },
       mailings: { Welcome: 1, 'Summer sale': 2 },
+      sms_campaigns: { 'Flash sale': 1 },
       triggers: { 'Birthday greeting': 1 },
+      workflows: { 'Web buyers': 1 },
+      subaccounts: { 'Oslo branch': 2 },
+      webhooks: { 'group_delete https://hooks.example.com/amsg': 1 },
     });
     expect(result.summary.members).toEqual({ created: 4, updated: 0, unchanged: 0 });
     const { api } = b;
@@ -106,7 +113,7 @@ describe('a fixture with one of everything (fixtures/small.yaml)', () => {
       ['Newsletter', 2, 1],
     ]);
     const ada = (await api.get('/members/email/ada%40example.com')) as any;
-    expect(ada.fields).toEqual({ first_name: 'Ada', last_name: 'Lovelace', city: 'Oslo', birthday: '1815-12-10', score: 98.5, plan: 'team' });
+    expect(ada.fields).toEqual({ first_name: 'Ada', last_name: 'Lovelace', city: 'Oslo', birthday: '1815-12-10', score: 98.5, plan: 'team', support: 'dedicated' });
     expect((await api.get('/subscriptions/1/members')) as any[]).toMatchObject([{ member_id: 1 }]);
     const kari = (await api.get('/members/email/kari%40example.no')) as any;
     expect(kari.sms).toMatchObject({ phone_number: '+4791234567', promotional_status: 'a' });
@@ -129,14 +136,51 @@ describe('a fixture with one of everything (fixtures/small.yaml)', () => {
       4,
       '@I:3600',
     ]);
+    // The kinds of the second round, each as the service answers it.
+    const relationship = (await api.get('/fields/relationships/1')) as any;
+    expect([relationship.relationship_name, relationship.parent_field.shortcut_name, relationship.child_field.shortcut_name, relationship.options]).toEqual([
+      'Support by plan',
+      'plan',
+      'support',
+      { free: ['email'], pro: ['email', 'phone'], team: ['email', 'phone', 'dedicated'] },
+    ]);
+    expect(((await api.get('/events')) as any[]).map((t) => [t.event_type_id, t.event_type, t.display_name])).toEqual([[1, 'purchase', 'Purchase']]);
+    expect(((await api.get('/touchpoints')) as any[]).map((t) => [t.touchpoint_type_id, t.type_name, t.display_name])).toEqual([[1, 'web_visit', 'web_visit']]);
+    const sms = (await api.get('/sms/campaigns/1')) as any;
+    expect([sms.sms_campaign_name, sms.send_status, sms.from_phone_number, sms.recipients, sms.deliveries, sms.is_promotional]).toEqual([
+      'Flash sale',
+      'c',
+      '+15555550100',
+      { groups: [], members: [2], segments: [], suppression_segments: [] },
+      1,
+      true,
+    ]);
+    const workflow = (await api.get('/workflows/1')) as any;
+    expect([workflow.name, workflow.match, workflow.actions]).toEqual([
+      'Web buyers',
+      { type: 'purchase', 'order.channel': 'web' },
+      [
+        { type: 'add_to_groups', group_ids: [1] },
+        { type: 'record_event', event_type_id: 1, value_from: 'order.total' },
+        { type: 'record_touchpoint', touchpoint_type_id: 1 },
+        { type: 'set_fields', values: { plan: 'pro' }, from: { city: 'address.city' } },
+        { type: 'send_mailing', mailing_id: 1 },
+      ],
+    ]);
+    expect((await api.get('/enterprise/subaccounts')) as any).toEqual({ subaccounts: [{ account_id: 2, account_name: 'Oslo branch', account_status: 'trial' }] });
+    expect(((await api.get('/enterprise/subaccount/2')) as any).account_timezone).toBe('Europe/Oslo');
+    expect(await api.get('/webhooks')).toEqual([{ webhook_id: 1, url: 'https://hooks.example.com/amsg', method: 'POST', event: 'group_delete', public_key: null }]);
+    // Written last: the seed's own writes fired none.
+    expect(await api.get('/webhooks/deliveries', { count: true })).toBe(0);
   });
 
   test('idempotent: a second run writes nothing (same database digest) and reports everything unchanged', async () => {
-    const b = box();
+    const b = box({ hq: true });
     await seed(b.api, [fixture('small.yaml')]);
     const before = digest(b.file);
     const again = await seed(b.api, [fixture('small.yaml')]);
     expect(digest(b.file)).toBe(before);
+    expect(Object.keys(again.summary)).toEqual(KINDS.map((k) => k.name));
     for (const [kind, s] of Object.entries(again.summary)) expect([kind, s.created, s.updated]).toEqual([kind, 0, 0]);
     expect(again.ids.groups).toEqual({ Gold: 1, Newsletter: 2 });
   });
@@ -170,7 +214,7 @@ describe('a fixture with one of everything (fixtures/small.yaml)', () => {
   });
 
   test('--reset empties the account first; the ids are those of the new records', async () => {
-    const b = box();
+    const b = box({ hq: true });
     await seed(b.api, [fixture('small.yaml')]);
     const result = await seed(b.api, [fixture('ci.yaml')], { reset: true });
     expect(result.ids.groups).toEqual({ Gold: 3, Silver: 4 });
@@ -181,6 +225,15 @@ describe('a fixture with one of everything (fixtures/small.yaml)', () => {
     expect(((await b.api.get('/mailings')) as any[]).map((m) => m.name)).toEqual(['Welcome']);
     expect(await b.api.get('/triggers')).toEqual([]);
     expect(await b.api.get('/subscriptions')).toEqual([]);
+    expect(await b.api.get('/fields/relationships')).toEqual([]);
+    expect(await b.api.get('/events')).toEqual([]);
+    expect(await b.api.get('/touchpoints')).toEqual([]);
+    expect(await b.api.get('/workflows')).toEqual([]);
+    expect(await b.api.get('/webhooks')).toEqual([]);
+    expect(await b.api.get('/sms/campaigns')).toEqual([]);
+    expect(((await b.api.get('/sms/campaigns', { include_archived: true })) as any[]).map((c) => c.archived_at)).toEqual(['@D:2026-05-06T07:08:09']);
+    expect(await b.api.get('/enterprise/subaccounts')).toEqual({ subaccounts: [] });
+    expect(((await b.api.get('/enterprise/subaccount/2')) as any).account_status).toBe('retired');
   });
 });
 
@@ -275,7 +328,7 @@ describe('a fixture is refused as a whole, naming file, path and reason', () => 
       }),
     );
     expect(await refusal(b, [file])).toEqual([
-      'DIR/bad.json: memebrs: unknown key (expected fields, groups, subscriptions, searches, segments, members, mailings, triggers, description, version)',
+      'DIR/bad.json: memebrs: unknown key (expected fields, field_relationships, groups, subscriptions, searches, segments, event_types, touchpoint_types, members, mailings, sms_campaigns, triggers, workflows, subaccounts, webhooks, description, version)',
       'DIR/bad.json: members[1].groups: must be a list, got string "Gold"',
       'DIR/bad.json: members[2].email: must be an e-mail address, got "not-an-address"',
       'DIR/bad.json: members[3].feilds: unknown key (expected email, fields, groups, subscriptions, sms, status, archived)',
@@ -334,6 +387,173 @@ describe('a fixture is refused as a whole, naming file, path and reason', () => 
   });
 });
 
+describe('the kinds of the second round: relationships, event and touchpoint types, SMS campaigns, workflows, sub-accounts, webhooks', () => {
+  const v1 = [
+    'fields:',
+    '  - {shortcut_name: plan, field_type: text, widget_type: select one, options: [free, pro]}',
+    '  - {shortcut_name: support, field_type: text, widget_type: radio, options: [email, phone]}',
+    'field_relationships:',
+    '  - {relationship_name: Support, parent_field: plan, child_field: support, options: {free: [email]}}',
+    'groups: [Gold, Silver]',
+    'event_types: [{event_type: purchase, display_name: Purchase}]',
+    'touchpoint_types: [visit]',
+    'members:',
+    '  - {email: a@example.com, sms: {phone_number: "+4791234567"}}',
+    'mailings:',
+    '  - {name: M, subject: S, sender: s@example.com, html_body: "[% optout_url %]", status: draft}',
+    'sms_campaigns:',
+    '  - {name: Draft, message: Hello, from_phone_number: "+1 555 555 0100", recipients: {groups: [Gold]}, status: draft}',
+    'workflows:',
+    '  - {name: W, match: {type: purchase}, actions: [{type: add_to_groups, groups: [Gold]}, {type: record_event, event_type: purchase}]}',
+    'subaccounts: [Branch]',
+    'webhooks:',
+    '  - {event: member_add, url: "https://hooks.example.com/a"}',
+  ].join('\n');
+  const v2 = v1
+    .replace('options: {free: [email]}', 'options: {free: [email], pro: [email, phone]}')
+    .replace('display_name: Purchase', 'display_name: A purchase')
+    .replace('touchpoint_types: [visit]', 'touchpoint_types: [{type_name: visit, display_name: Visit}]')
+    .replace('message: Hello,', 'message: Hello again,')
+    .replace('recipients: {groups: [Gold]}, status: draft', 'recipients: {groups: [Silver], members: [a@example.com]}')
+    .replace(
+      '{name: W, match: {type: purchase}, actions: [{type: add_to_groups, groups: [Gold]}, {type: record_event, event_type: purchase}]}',
+      '{name: W, match: {type: purchase, channel: web}, actions: [{type: add_to_groups, groups: [Silver]}, {type: record_touchpoint, touchpoint_type: visit, value_from: page}, {type: send_mailing, mailing: M}]}',
+    )
+    .replace('subaccounts: [Branch]', 'subaccounts: [{account_name: Branch, account_timezone: UTC}]')
+    .replace('{event: member_add, url: "https://hooks.example.com/a"}', '{event: member_add, url: "https://hooks.example.com/a", method: get}');
+  const hook = 'member_add https://hooks.example.com/a';
+
+  test('each is created, unchanged on a second run, updated where the file differs (planned by --dry-run), then unchanged again', async () => {
+    const b = box({ hq: true });
+    const first = await seed(b.api, [b.write('v1.yaml', v1)]);
+    expect(first.ids).toMatchObject({
+      field_relationships: { Support: 1 },
+      event_types: { purchase: 1 },
+      touchpoint_types: { visit: 1 },
+      sms_campaigns: { Draft: 1 },
+      workflows: { W: 1 },
+      subaccounts: { Branch: 2 },
+      webhooks: { [hook]: 1 },
+    });
+    const before = digest(b.file);
+    const again = await seed(b.api, [b.write('v1.yaml', v1)]);
+    expect(digest(b.file)).toBe(before);
+    for (const [kind, s] of Object.entries(again.summary)) expect([kind, s.created, s.updated]).toEqual([kind, 0, 0]);
+
+    const plan = await seed(b.api, [b.write('v2.yaml', v2)], { dryRun: true });
+    expect(digest(b.file)).toBe(before);
+    expect(plan.ids).toEqual({
+      fields: { plan: 'unchanged', support: 'unchanged' },
+      field_relationships: { Support: 'update' },
+      groups: { Gold: 'unchanged', Silver: 'unchanged' },
+      event_types: { purchase: 'update' },
+      touchpoint_types: { visit: 'update' },
+      members: { 'a@example.com': 'unchanged' },
+      mailings: { M: 'unchanged' },
+      sms_campaigns: { Draft: 'update' },
+      workflows: { W: 'update' },
+      // The service cannot change a sub-account: one that exists by name is left as it is.
+      subaccounts: { Branch: 'unchanged' },
+      webhooks: { [hook]: 'update' },
+    });
+
+    const done = await seed(b.api, [b.write('v2.yaml', v2)]);
+    expect(done.ids).toEqual({ ...first.ids, members: { 'a@example.com': 1 }, mailings: { M: 1 } });
+    const { api } = b;
+    expect(((await api.get('/fields/relationships/1')) as any).options).toEqual({ free: ['email'], pro: ['email', 'phone'] });
+    expect(((await api.get('/events/1')) as any).display_name).toBe('A purchase');
+    expect(((await api.get('/touchpoints/1')) as any).display_name).toBe('Visit');
+    // The draft took the new content and was sent through the simulated sender.
+    const sms = (await api.get('/sms/campaigns/1')) as any;
+    expect([sms.message, sms.recipients, sms.send_status, sms.deliveries]).toEqual([
+      'Hello again',
+      { groups: [2], members: [1], segments: [], suppression_segments: [] },
+      'c',
+      1,
+    ]);
+    expect((await api.get('/workflows/1')) as any).toMatchObject({
+      match: { type: 'purchase', channel: 'web' },
+      actions: [
+        { type: 'add_to_groups', group_ids: [2] },
+        { type: 'record_touchpoint', touchpoint_type_id: 1, value_from: 'page' },
+        { type: 'send_mailing', mailing_id: 1 },
+      ],
+    });
+    expect(((await api.get('/enterprise/subaccount/2')) as any).account_timezone).toBeNull();
+    expect(((await api.get('/webhooks/1')) as any).method).toBe('GET');
+
+    const settled = digest(b.file);
+    const third = await seed(b.api, [b.write('v2.yaml', v2)]);
+    expect(digest(b.file)).toBe(settled);
+    for (const [kind, s] of Object.entries(third.summary)) expect([kind, s.created, s.updated]).toEqual([kind, 0, 0]);
+  });
+
+  test('names that are in neither the file nor the account, with their paths; nothing written', async () => {
+    const b = box();
+    const before = digest(b.file);
+    const file = b.write(
+      'refs.yaml',
+      [
+        'fields: [{shortcut_name: plan, field_type: text, widget_type: select one, options: [a]}]',
+        'field_relationships:',
+        '  - {relationship_name: R, parent_field: plan, child_field: nope, options: {a: []}}',
+        'sms_campaigns:',
+        '  - {name: S, message: Hi, from_phone_number: "+15555550100", recipients: {groups: [Ghost], members: [nobody@example.com], segments: [Nope]}}',
+        'workflows:',
+        '  - name: W',
+        '    match: {type: x}',
+        '    actions:',
+        '      - {type: add_to_groups, groups: [Ghost]}',
+        '      - {type: record_event, event_type: refund}',
+        '      - {type: record_touchpoint, touchpoint_type: visit}',
+        '      - {type: set_fields, values: {colour: red}, from: {plan: p}}',
+        '      - {type: send_mailing, mailing: Nope}',
+        'subaccounts: [Branch]',
+        'webhooks:',
+        '  - {event: member_explode, url: "https://hooks.example.com/a"}',
+      ].join('\n'),
+    );
+    const lines = await refusal(b, [file]);
+    expect(lines.slice(0, -1)).toEqual([
+      'DIR/refs.yaml: field_relationships[0].child_field: names field "nope", which is neither in the fixture nor in the account',
+      'DIR/refs.yaml: sms_campaigns[0].recipients.groups[0]: names group "Ghost", which is neither in the fixture nor in the account',
+      'DIR/refs.yaml: sms_campaigns[0].recipients.members[0]: names member "nobody@example.com", which is neither in the fixture nor in the account',
+      'DIR/refs.yaml: sms_campaigns[0].recipients.segments[0]: names search "Nope", which is neither in the fixture nor in the account',
+      'DIR/refs.yaml: workflows[0].actions[0].groups[0]: names group "Ghost", which is neither in the fixture nor in the account',
+      'DIR/refs.yaml: workflows[0].actions[1].event_type: names event type "refund", which is neither in the fixture nor in the account',
+      'DIR/refs.yaml: workflows[0].actions[2].touchpoint_type: names touchpoint type "visit", which is neither in the fixture nor in the account',
+      'DIR/refs.yaml: workflows[0].actions[3].values.colour: names field "colour", which is neither in the fixture nor in the account',
+      'DIR/refs.yaml: workflows[0].actions[4].mailing: names mailing "Nope", which is neither in the fixture nor in the account',
+      'DIR/refs.yaml: subaccounts[0]: account 1 is not an HQ account, and only an HQ account has sub-accounts (`amsg init --hq` makes a local one an HQ)',
+    ]);
+    expect(lines.at(-1)).toMatch(/^DIR\/refs\.yaml: webhooks\[0\]\.event: must be one of the service's webhook events \(mailing_finish, .*member_add, .*\), got "member_explode"$/);
+    expect(digest(b.file)).toBe(before);
+  });
+
+  test('shapes: an action of an unknown type, a misspelled key in an action, a campaign sent without recipients', async () => {
+    const b = box();
+    const file = b.write(
+      'shape.yaml',
+      [
+        'groups: [Gold]',
+        'workflows:',
+        '  - {name: W, match: {type: x}, actions: [{type: explode}, {type: add_to_groups, group: [Gold]}]}',
+        'sms_campaigns:',
+        '  - {name: S, message: Hi, from_phone_number: "+15555550100", status: sent}',
+        'event_types: [{event_type: purchase, dispaly_name: P}]',
+      ].join('\n'),
+    );
+    expect(await refusal(b, [file])).toEqual([
+      'DIR/shape.yaml: workflows[0].actions[0].type: must be one of add_to_groups, record_event, record_touchpoint, set_fields, send_mailing, got "explode"',
+      'DIR/shape.yaml: workflows[0].actions[1].group: unknown key (expected type, groups)',
+      'DIR/shape.yaml: workflows[0].actions[1].groups: is required',
+      'DIR/shape.yaml: event_types[0].dispaly_name: unknown key (expected event_type, display_name)',
+    ]);
+    writeFileSync(file, 'groups: [Gold]\nsms_campaigns:\n  - {name: S, message: Hi, from_phone_number: "+15555550100", status: sent}\n');
+    expect(await refusal(b, [file])).toEqual(['DIR/shape.yaml: sms_campaigns[0].recipients: a campaign that is sent needs recipients (groups, members or segments)']);
+  });
+});
+
 test('a member row the service refuses once writing began fails the seed naming the record (the others are written)', async () => {
   const b = box();
   const file = b.write('t.yaml', 'fields: [{shortcut_name: seen, field_type: timestamp}]\nmembers:\n  - {email: ok@example.com}\n  - {email: bad@example.com, fields: {seen: yesterday}}\n');
@@ -367,8 +587,31 @@ test('a field relationship of the account holds for seeded members too: a pair i
 
 test('every kind is one declarative entry, and names only kinds written before it (or itself)', () => {
   const order = KINDS.map((k) => k.name);
-  expect(order).toEqual(['fields', 'groups', 'subscriptions', 'searches', 'members', 'mailings', 'triggers']);
-  const dependsOn: Record<string, string[]> = { searches: ['groups', 'subscriptions', 'searches'], members: ['groups', 'subscriptions', 'fields'], mailings: ['groups', 'subscriptions', 'searches', 'members'], triggers: ['mailings', 'fields'] };
+  expect(order).toEqual([
+    'fields',
+    'field_relationships',
+    'groups',
+    'subscriptions',
+    'searches',
+    'event_types',
+    'touchpoint_types',
+    'members',
+    'mailings',
+    'sms_campaigns',
+    'triggers',
+    'workflows',
+    'subaccounts',
+    'webhooks',
+  ]);
+  const dependsOn: Record<string, string[]> = {
+    field_relationships: ['fields'],
+    searches: ['groups', 'subscriptions', 'searches'],
+    members: ['groups', 'subscriptions', 'fields', 'field_relationships'],
+    mailings: ['groups', 'subscriptions', 'searches', 'members'],
+    sms_campaigns: ['groups', 'searches', 'members'],
+    triggers: ['mailings', 'fields'],
+    workflows: ['groups', 'fields', 'mailings', 'event_types', 'touchpoint_types'],
+  };
   for (const [kind, deps] of Object.entries(dependsOn))
     for (const dep of deps) expect(order.indexOf(dep)).toBeLessThanOrEqual(order.indexOf(kind));
 });

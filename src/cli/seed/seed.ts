@@ -237,8 +237,8 @@ async function resolve(run: Run, raws: RawRecord[], resetFirst: boolean): Promis
   return entries;
 }
 
-/** searches → search, groups → group. */
-const singular = (kind: string) => kind.replace(/(ch)es$|s$/, '$1');
+/** searches → search, groups → group, event_types → event type. */
+const singular = (kind: string) => kind.replace(/(ch)es$|s$/, '$1').replaceAll('_', ' ');
 
 /** Records of one kind ordered so that each comes after those it names (searches that use searches); a cycle is a problem. */
 function ordered(kind: Kind, list: Entry<unknown>[], refs: Map<RawRecord, Ref[]>, raws: RawRecord[], problems: Problem[]): Entry<unknown>[] {
