@@ -17,19 +17,64 @@ describe.each<Mode>(['local', 'remote'])('amsg seed (%s)', (mode) => {
   const box = new Sandbox(mode);
   const { run, json } = recorder(box, transcripts[mode]);
 
-  beforeAll(() => box.start().then(() => undefined), 60_000);
+  // small.yaml has a sub-account: the account is made an HQ (in remote mode, under the running server).
+  beforeAll(
+    () =>
+      box.start().then(async () => {
+        const hq = await box.raw(['init', '--hq'], { AMSG_DB: box.db });
+        if (hq.exitCode !== 0) throw new Error(`init --hq failed: ${hq.stderr}`);
+      }),
+    60_000,
+  );
   afterAll(() => box.stop());
 
   test('seeds every kind and prints the ids by name; a second run leaves everything unchanged', async () => {
     const ids = await json('seed', fixture('small.yaml'));
-    expect(ids.groups).toEqual({ Gold: 1, Newsletter: 2 });
-    expect(ids.mailings).toEqual({ Welcome: 1, 'Summer sale': 2 });
+    expect(ids).toEqual({
+      fields: { city: 3, birthday: 4, score: 5, plan: 6, support: 7 },
+      field_relationships: { 'Support by plan': 1 },
+      groups: { Gold: 1, Newsletter: 2 },
+      subscriptions: { 'Product news': 1 },
+      searches: { Oslo: 1, 'Gold in Oslo': 2, 'High scorers': 3 },
+      event_types: { purchase: 1 },
+      touchpoint_types: { web_visit: 1 },
+      members: { 'ada@example.com': 1, 'kari@example.no': 2, 'ola@example.no': 3, 'gone@example.org': 4 },
+      mailings: { Welcome: 1, 'Summer sale': 2 },
+      sms_campaigns: { 'Flash sale': 1 },
+      triggers: { 'Birthday greeting': 1 },
+      workflows: { 'Web buyers': 1 },
+      subaccounts: { 'Oslo branch': 2 },
+      webhooks: { 'group_delete https://hooks.example.com/amsg': 1 },
+    });
     const again = await box.amsg('seed', fixture('small.yaml'));
     expect(again.exitCode).toBe(0);
     expect(JSON.parse(again.stdout)).toEqual(ids);
-    expect(again.stderr).toContain('amsg: members: 4 unchanged\n');
-    expect(again.stderr).toContain('amsg: mailings: 2 unchanged\n');
-    expect(await json('seed', fixture('small.yaml'), '--dry-run')).toMatchObject({ groups: { Gold: 'unchanged', Newsletter: 'unchanged' } });
+    // Every kind, one line each, nothing created or updated.
+    const lines = again.stderr.split('\n').filter((l) => /^amsg: [a-z_]+: /.test(l));
+    expect(lines).toEqual([
+      'amsg: fields: 5 unchanged',
+      'amsg: field_relationships: 1 unchanged',
+      'amsg: groups: 2 unchanged',
+      'amsg: subscriptions: 1 unchanged',
+      'amsg: searches: 3 unchanged',
+      'amsg: event_types: 1 unchanged',
+      'amsg: touchpoint_types: 1 unchanged',
+      'amsg: members: 4 unchanged',
+      'amsg: mailings: 2 unchanged',
+      'amsg: sms_campaigns: 1 unchanged',
+      'amsg: triggers: 1 unchanged',
+      'amsg: workflows: 1 unchanged',
+      'amsg: subaccounts: 1 unchanged',
+      'amsg: webhooks: 1 unchanged',
+    ]);
+    expect(await json('seed', fixture('small.yaml'), '--dry-run')).toMatchObject({
+      groups: { Gold: 'unchanged', Newsletter: 'unchanged' },
+      field_relationships: { 'Support by plan': 'unchanged' },
+      sms_campaigns: { 'Flash sale': 'unchanged' },
+      workflows: { 'Web buyers': 'unchanged' },
+      subaccounts: { 'Oslo branch': 'unchanged' },
+      webhooks: { 'group_delete https://hooks.example.com/amsg': 'unchanged' },
+    });
   });
 
   test('the state it leaves (compared between the modes)', async () => {
@@ -42,6 +87,13 @@ describe.each<Mode>(['local', 'remote'])('amsg seed (%s)', (mode) => {
       ['mailings', 'list'],
       ['members', 'mailings', 'ada@example.com'],
       ['triggers', 'list'],
+      ['fields', 'relationships', 'list'],
+      ['events', 'types', 'list'],
+      ['touchpoints', 'types', 'list'],
+      ['sms', 'campaigns', 'list'],
+      ['workflows', 'list'],
+      ['accounts', 'list'],
+      ['webhooks', 'list'],
     ])
       expect((await run(...args)).exitCode).toBe(0);
   });
@@ -84,6 +136,13 @@ describe.each<Mode>(['local', 'remote'])('amsg seed (%s)', (mode) => {
     expect(ids.groups).toEqual({ Gold: 4, Silver: 5 });
     expect(await json('members', 'list', '--count')).toBe(202);
     expect((await run('mailings', 'list')).exitCode).toBe(0);
+    // What small.yaml added of the second round's kinds is gone (the sub-account retired).
+    expect(await json('workflows', 'list')).toEqual([]);
+    expect(await json('webhooks', 'list')).toEqual([]);
+    expect(await json('sms', 'campaigns', 'list')).toEqual([]);
+    expect(await json('events', 'types', 'list')).toEqual([]);
+    expect(await json('fields', 'relationships', 'list')).toEqual([]);
+    expect(await json('accounts', 'list')).toEqual({ subaccounts: [] });
   });
 
   if (mode === 'remote')
