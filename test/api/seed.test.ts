@@ -99,6 +99,8 @@ describe('a fixture with one of everything (fixtures/small.yaml)', () => {
       sms_campaigns: { 'Flash sale': 1 },
       triggers: { 'Birthday greeting': 1 },
       workflows: { 'Web buyers': 1 },
+      member_events: { 'ada@example.com purchase 2026-04-01T10:00:00': 1 },
+      touchpoints: { 'kari@example.no web_visit 2026-04-02T08:30:00': 1 },
       subaccounts: { 'Oslo branch': 2 },
       webhooks: { 'group_delete https://hooks.example.com/amsg': 1 },
     });
@@ -166,6 +168,22 @@ describe('a fixture with one of everything (fixtures/small.yaml)', () => {
         { type: 'set_fields', values: { plan: 'pro' }, from: { city: 'address.city' } },
         { type: 'send_mailing', mailing_id: 1 },
       ],
+    ]);
+    expect(await api.get('/events/members/1')).toEqual([
+      {
+        event_id: 1,
+        account_id: 1,
+        member_id: 1,
+        event_type_id: 1,
+        event_monetary_value: 49.5,
+        event_timestamp: '@D:2026-04-01T10:00:00',
+        inserted_at: '@D:2026-05-06T07:08:09',
+        mailing_id: 1,
+        attributes: { order: 'A-1' },
+      },
+    ]);
+    expect(((await api.get('/touchpoints/members/2')) as any[]).map((t) => [t.touchpoint_id, t.touchpoint_type_id, t.touchpoint_timestamp])).toEqual([
+      [1, 1, '@D:2026-04-02T08:30:00'],
     ]);
     expect((await api.get('/enterprise/subaccounts')) as any).toEqual({ subaccounts: [{ account_id: 2, account_name: 'Oslo branch', account_status: 'trial' }] });
     expect(((await api.get('/enterprise/subaccount/2')) as any).account_timezone).toBe('Europe/Oslo');
@@ -328,7 +346,7 @@ describe('a fixture is refused as a whole, naming file, path and reason', () => 
       }),
     );
     expect(await refusal(b, [file])).toEqual([
-      'DIR/bad.json: memebrs: unknown key (expected fields, field_relationships, groups, subscriptions, searches, segments, event_types, touchpoint_types, members, mailings, sms_campaigns, triggers, workflows, subaccounts, webhooks, description, version)',
+      'DIR/bad.json: memebrs: unknown key (expected fields, field_relationships, groups, subscriptions, searches, segments, event_types, touchpoint_types, members, mailings, sms_campaigns, triggers, workflows, member_events, touchpoints, subaccounts, webhooks, description, version)',
       'DIR/bad.json: members[1].groups: must be a list, got string "Gold"',
       'DIR/bad.json: members[2].email: must be an e-mail address, got "not-an-address"',
       'DIR/bad.json: members[3].feilds: unknown key (expected email, fields, groups, subscriptions, sms, status, archived)',
@@ -405,6 +423,10 @@ describe('the kinds of the second round: relationships, event and touchpoint typ
     '  - {name: Draft, message: Hello, from_phone_number: "+1 555 555 0100", recipients: {groups: [Gold]}, status: draft}',
     'workflows:',
     '  - {name: W, match: {type: purchase}, actions: [{type: add_to_groups, groups: [Gold]}, {type: record_event, event_type: purchase}]}',
+    'member_events:',
+    '  - {member: a@example.com, event_type: purchase, timestamp: "2026-04-01T10:00:00Z", value: 5}',
+    'touchpoints:',
+    '  - {member: a@example.com, type_name: visit, timestamp: "@D:2026-04-01T11:00:00"}',
     'subaccounts: [Branch]',
     'webhooks:',
     '  - {event: member_add, url: "https://hooks.example.com/a"}',
@@ -422,6 +444,8 @@ describe('the kinds of the second round: relationships, event and touchpoint typ
     .replace('subaccounts: [Branch]', 'subaccounts: [{account_name: Branch, account_timezone: UTC}]')
     .replace('{event: member_add, url: "https://hooks.example.com/a"}', '{event: member_add, url: "https://hooks.example.com/a", method: get}');
   const hook = 'member_add https://hooks.example.com/a';
+  const event = 'a@example.com purchase 2026-04-01T10:00:00';
+  const touchpoint = 'a@example.com visit 2026-04-01T11:00:00';
 
   test('each is created, unchanged on a second run, updated where the file differs (planned by --dry-run), then unchanged again', async () => {
     const b = box({ hq: true });
@@ -432,6 +456,8 @@ describe('the kinds of the second round: relationships, event and touchpoint typ
       touchpoint_types: { visit: 1 },
       sms_campaigns: { Draft: 1 },
       workflows: { W: 1 },
+      member_events: { [event]: 1 },
+      touchpoints: { [touchpoint]: 1 },
       subaccounts: { Branch: 2 },
       webhooks: { [hook]: 1 },
     });
@@ -452,6 +478,8 @@ describe('the kinds of the second round: relationships, event and touchpoint typ
       mailings: { M: 'unchanged' },
       sms_campaigns: { Draft: 'update' },
       workflows: { W: 'update' },
+      member_events: { [event]: 'unchanged' },
+      touchpoints: { [touchpoint]: 'unchanged' },
       // The service cannot change a sub-account: one that exists by name is left as it is.
       subaccounts: { Branch: 'unchanged' },
       webhooks: { [hook]: 'update' },
@@ -508,6 +536,8 @@ describe('the kinds of the second round: relationships, event and touchpoint typ
         '      - {type: record_touchpoint, touchpoint_type: visit}',
         '      - {type: set_fields, values: {colour: red}, from: {plan: p}}',
         '      - {type: send_mailing, mailing: Nope}',
+        'member_events:',
+        '  - {member: ghost@example.com, event_type: refund, timestamp: "2026-04-01T10:00:00Z", mailing: Nope}',
         'subaccounts: [Branch]',
         'webhooks:',
         '  - {event: member_explode, url: "https://hooks.example.com/a"}',
@@ -524,6 +554,9 @@ describe('the kinds of the second round: relationships, event and touchpoint typ
       'DIR/refs.yaml: workflows[0].actions[2].touchpoint_type: names touchpoint type "visit", which is neither in the fixture nor in the account',
       'DIR/refs.yaml: workflows[0].actions[3].values.colour: names field "colour", which is neither in the fixture nor in the account',
       'DIR/refs.yaml: workflows[0].actions[4].mailing: names mailing "Nope", which is neither in the fixture nor in the account',
+      'DIR/refs.yaml: member_events[0].member: names member "ghost@example.com", which is neither in the fixture nor in the account',
+      'DIR/refs.yaml: member_events[0].event_type: names event type "refund", which is neither in the fixture nor in the account',
+      'DIR/refs.yaml: member_events[0].mailing: names mailing "Nope", which is neither in the fixture nor in the account',
       'DIR/refs.yaml: subaccounts[0]: account 1 is not an HQ account, and only an HQ account has sub-accounts (`amsg init --hq` makes a local one an HQ)',
     ]);
     expect(lines.at(-1)).toMatch(/^DIR\/refs\.yaml: webhooks\[0\]\.event: must be one of the service's webhook events \(mailing_finish, .*member_add, .*\), got "member_explode"$/);
@@ -541,6 +574,7 @@ describe('the kinds of the second round: relationships, event and touchpoint typ
         'sms_campaigns:',
         '  - {name: S, message: Hi, from_phone_number: "+15555550100", status: sent}',
         'event_types: [{event_type: purchase, dispaly_name: P}]',
+        'touchpoints: [{member: a@example.com, type_name: v, timestamp: yesterday}]',
       ].join('\n'),
     );
     expect(await refusal(b, [file])).toEqual([
@@ -548,6 +582,7 @@ describe('the kinds of the second round: relationships, event and touchpoint typ
       'DIR/shape.yaml: workflows[0].actions[1].group: unknown key (expected type, groups)',
       'DIR/shape.yaml: workflows[0].actions[1].groups: is required',
       'DIR/shape.yaml: event_types[0].dispaly_name: unknown key (expected event_type, display_name)',
+      'DIR/shape.yaml: touchpoints[0].timestamp: must be a UTC date-time such as 2026-04-01T10:00:00Z, got "yesterday"',
     ]);
     writeFileSync(file, 'groups: [Gold]\nsms_campaigns:\n  - {name: S, message: Hi, from_phone_number: "+15555550100", status: sent}\n');
     expect(await refusal(b, [file])).toEqual(['DIR/shape.yaml: sms_campaigns[0].recipients: a campaign that is sent needs recipients (groups, members or segments)']);
@@ -600,6 +635,8 @@ test('every kind is one declarative entry, and names only kinds written before i
     'sms_campaigns',
     'triggers',
     'workflows',
+    'member_events',
+    'touchpoints',
     'subaccounts',
     'webhooks',
   ]);
@@ -611,6 +648,8 @@ test('every kind is one declarative entry, and names only kinds written before i
     sms_campaigns: ['groups', 'searches', 'members'],
     triggers: ['mailings', 'fields'],
     workflows: ['groups', 'fields', 'mailings', 'event_types', 'touchpoint_types'],
+    member_events: ['members', 'event_types', 'mailings'],
+    touchpoints: ['members', 'touchpoint_types'],
   };
   for (const [kind, deps] of Object.entries(dependsOn))
     for (const dep of deps) expect(order.indexOf(dep)).toBeLessThanOrEqual(order.indexOf(kind));

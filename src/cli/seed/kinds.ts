@@ -10,6 +10,7 @@ import { listedBy, norm, sameJson, type Kind, type Ref, type SeedRun } from './k
 import { members } from './members.js';
 import { mailings } from './mailings.js';
 import { eventTypes, resetAutomation, touchpointTypes, workflows } from './automation.js';
+import { memberEvents, touchpoints } from './records.js';
 import { resetSms, smsCampaigns } from './sms.js';
 import { resetSubaccounts, subaccounts } from './subaccounts.js';
 import { resetWebhooks, webhooks } from './webhooks.js';
@@ -252,6 +253,8 @@ export const KINDS: Kind[] = [
   smsCampaigns,
   triggers,
   workflows,
+  memberEvents,
+  touchpoints,
   subaccounts,
   // Last: the seed's own writes fire none of them.
   webhooks,
