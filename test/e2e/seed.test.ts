@@ -43,6 +43,8 @@ describe.each<Mode>(['local', 'remote'])('amsg seed (%s)', (mode) => {
       sms_campaigns: { 'Flash sale': 1 },
       triggers: { 'Birthday greeting': 1 },
       workflows: { 'Web buyers': 1 },
+      member_events: { 'ada@example.com purchase 2026-04-01T10:00:00': 1 },
+      touchpoints: { 'kari@example.no web_visit 2026-04-02T08:30:00': 1 },
       subaccounts: { 'Oslo branch': 2 },
       webhooks: { 'group_delete https://hooks.example.com/amsg': 1 },
     });
@@ -64,6 +66,8 @@ describe.each<Mode>(['local', 'remote'])('amsg seed (%s)', (mode) => {
       'amsg: sms_campaigns: 1 unchanged',
       'amsg: triggers: 1 unchanged',
       'amsg: workflows: 1 unchanged',
+      'amsg: member_events: 1 unchanged',
+      'amsg: touchpoints: 1 unchanged',
       'amsg: subaccounts: 1 unchanged',
       'amsg: webhooks: 1 unchanged',
     ]);
@@ -92,6 +96,8 @@ describe.each<Mode>(['local', 'remote'])('amsg seed (%s)', (mode) => {
       ['touchpoints', 'types', 'list'],
       ['sms', 'campaigns', 'list'],
       ['workflows', 'list'],
+      ['events', 'list', 'ada@example.com'],
+      ['touchpoints', 'list', 'kari@example.no'],
       ['accounts', 'list'],
       ['webhooks', 'list'],
     ])
