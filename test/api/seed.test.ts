@@ -514,6 +514,9 @@ describe('the kinds of the second round: relationships, event and touchpoint typ
     const third = await seed(b.api, [b.write('v2.yaml', v2)]);
     expect(digest(b.file)).toBe(settled);
     for (const [kind, s] of Object.entries(third.summary)) expect([kind, s.created, s.updated]).toEqual([kind, 0, 0]);
+    // A campaign that has gone out is left as it is, whatever the file now says.
+    const sent = await seed(b.api, [b.write('v3.yaml', v2.replace('Hello again', 'Hello once more'))], { dryRun: true });
+    expect(sent.ids.sms_campaigns).toEqual({ Draft: 'unchanged' });
   });
 
   test('names that are in neither the file nor the account, with their paths; nothing written', async () => {

@@ -45,17 +45,11 @@ const statusOf = (r: SmsRecord) => r.status ?? (r.scheduled_at ? 'scheduled' : '
 /** As the service stores a phone number: + and digits. */
 const compactPhone = (p: string) => p.replace(/[\s().-]/g, '').replace(/^00/, '+');
 
+/** The recipients as the service takes them (a member the account had before the run is looked up if `existing` did not load it). */
 async function recipients(run: SeedRun, r: SmsRecord) {
-  const ids = (kind: string, list?: string[]) => (list ?? []).map((name) => run.id(kind, name));
-  const members: (number | undefined)[] = [];
-  // In a dry run a member the seed would create has no id yet: it differs, nothing is asked.
-  for (const email of r.recipients?.members ?? []) members.push(run.dryRun && run.id('members', email) === undefined ? undefined : await memberIdByEmail(run, email));
-  return {
-    groups: ids('groups', r.recipients?.groups),
-    members,
-    segments: ids('searches', r.recipients?.segments),
-    suppression_segments: ids('searches', r.recipients?.suppression_segments),
-  };
+  const members: number[] = [];
+  for (const email of r.recipients?.members ?? []) members.push(await memberIdByEmail(run, email));
+  return { ...plannedRecipients(run, r), members };
 }
 
 /** The campaign's content as PATCH and POST take it. */
