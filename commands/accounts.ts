@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { action, examples, UsageError } from '../src/cli/context.js';
+import { action, dryRunOption, examples, UsageError } from '../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { parseIds } from '../src/cli/resolve.js';
 import type { Api } from '../src/client/api.js';
@@ -71,9 +71,11 @@ export function register(accounts: Command) {
     ['amsg accounts get 2'],
   );
   examples(
-    accounts
-      .command('retire <id>')
-      .description('retire a sub-account: unreachable at once, its data purged after 30 days; cannot be undone')
+    dryRunOption(
+      accounts
+        .command('retire <id>')
+        .description('retire a sub-account: unreachable at once, its data purged after 30 days; cannot be undone'),
+    )
       .action(
         action(async (ctx, ref: string) => {
           const id = accountId(ref);
@@ -81,8 +83,12 @@ export function register(accounts: Command) {
           // No name for an id that is not a sub-account: the retire itself says why (the HQ, another HQ's).
           const account = await api.get<{ account_name: string }>(`/enterprise/subaccount/${id}`).catch(() => undefined);
           const named = account ? `sub-account "${account.account_name}" (${id})` : `sub-account ${id}`;
-          await ctx.confirm(`retire ${named} (its data is purged in 30 days and cannot be recovered)`);
-          await ctx.done(await api.delete(`/enterprise/subaccount/${id}`), `Retired sub-account ${id}; its data is purged in 30 days.`);
+          await ctx.change(
+            `retire ${named} (its data is purged in 30 days and cannot be recovered)`,
+            1,
+            () => api.delete(`/enterprise/subaccount/${id}`),
+            `Retired sub-account ${id}; its data is purged in 30 days.`,
+          );
         }),
       ),
     ['amsg accounts retire 2 --yes'],

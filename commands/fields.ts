@@ -146,16 +146,18 @@ function registerRelationships(relationships: Command) {
     ['amsg fields relationships update "Region → Office" --allow "EU=Oslo" --allow "US=Austin,Boston"'],
   );
   examples(
-    relationships
-      .command('delete <relationship>')
-      .description('delete a relationship (member values stay)')
+    dryRunOption(relationships.command('delete <relationship>').description('delete a relationship (member values stay)'))
       .action(
         action(async (ctx, ref: string) => {
           const api = await ctx.api();
           const id = await relationshipId(api, ref);
           const r = await api.get<Relationship>(`/fields/relationships/${id}`);
-          await ctx.confirm(`delete field relationship "${r.relationship_name}" (${id}) of ${r.parent_field.shortcut_name} → ${r.child_field.shortcut_name}`);
-          await ctx.done(await api.delete(`/fields/relationships/${id}`), `Deleted field relationship ${id}.`);
+          await ctx.change(
+            `delete field relationship "${r.relationship_name}" (${id}) of ${r.parent_field.shortcut_name} → ${r.child_field.shortcut_name}`,
+            1,
+            () => api.delete(`/fields/relationships/${id}`),
+            `Deleted field relationship ${id}.`,
+          );
         }),
       ),
     ['amsg fields relationships delete "Region → Office" --yes'],

@@ -42,6 +42,8 @@ export interface GlobalOptions extends ConnectionFlags {
   yes?: boolean;
   quiet?: boolean;
   color?: boolean;
+  /** A command's own --dry-run (commander merges it into the globals). */
+  dryRun?: boolean;
 }
 
 /**
@@ -193,6 +195,19 @@ export class RunContext {
    */
   async wouldChange(would: string, count: number | null) {
     await this.done({ dry_run: true, would, count }, `Dry run, nothing changed: would ${would}.`);
+  }
+
+  /**
+   * The one path of every destructive or bulk change: with --dry-run it says what
+   * would change and how many, and calls nothing; otherwise it confirms (naming
+   * what is affected), calls, and prints the answer. A command using it must offer
+   * --dry-run (dryRunOption); test/e2e/cli-dry-run.test.ts checks every command that can confirm.
+   */
+  async change<T>(what: string, count: number | null, call: () => Promise<T>, sentence: string | ((answer: T) => string)): Promise<void> {
+    if (this.opts.dryRun) return this.wouldChange(what, count);
+    await this.confirm(what);
+    const answer = await call();
+    await this.done(answer, typeof sentence === 'function' ? sentence(answer) : sentence);
   }
 
   async close() {
