@@ -116,9 +116,18 @@ export class RunContext {
     return this.opts.color !== false && !this.env.NO_COLOR && !isTrue(this.env.AMSG_NO_COLOR);
   }
 
-  /** A table fits the terminal it is drawn on; piped, it keeps every character. */
+  /**
+   * A table fits the terminal it is drawn on (cells cut, the last columns left out,
+   * with a note naming them); piped, it keeps every column and character.
+   */
   private fitted(view: View = {}): View {
-    return this.stdout.isTTY && this.stdout.columns ? { ...view, width: this.stdout.columns } : view;
+    const width = this.stdout.isTTY ? this.stdout.columns : undefined;
+    if (!width) return view;
+    const leftOut = (columns: string[]) =>
+      this.note(
+        `left out ${columns.length === 1 ? 'a column' : `${columns.length} columns`} to fit the terminal's ${width} characters: ${columns.join(', ')}; --output json (or csv) shows every column`,
+      );
+    return { ...view, width, leftOut };
   }
 
   /** Prints an answer in the chosen format. */
