@@ -1,9 +1,9 @@
 import { Command } from 'commander';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
-import { action, dryRunOption, examples, UsageError } from '../src/cli/context.js';
+import { action, dryRunOption, examples, NotFoundError, UsageError } from '../src/cli/context.js';
 import { counted, countWhere } from '../src/cli/describe.js';
 import type { Api } from '../src/client/api.js';
-import { collect, fieldId } from '../src/cli/resolve.js';
+import { collect, didYouMean, fieldId } from '../src/cli/resolve.js';
 
 const FIELD_COLUMNS = ['field_id', 'shortcut_name', 'display_name', 'field_type', 'widget_type', 'options', 'column_order'];
 
@@ -61,7 +61,11 @@ async function relationshipId(api: Api, ref: string): Promise<number> {
   if (/^\d+$/.test(ref)) return Number(ref);
   const all = await api.get<{ relationship_id: number; relationship_name: string }[]>('/fields/relationships');
   const r = all.find((x) => x.relationship_name.toLowerCase() === ref.toLowerCase());
-  if (!r) throw new UsageError(`no field relationship named "${ref}" (see amsg fields relationships list)`);
+  if (!r)
+    throw new NotFoundError(
+      `no field relationship named "${ref}" (see amsg fields relationships list)${didYouMean(ref, all.map((x) => x.relationship_name))}`,
+      'relationship',
+    );
   return r.relationship_id;
 }
 

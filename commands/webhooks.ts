@@ -29,8 +29,9 @@ const body = (o: WebhookFlags) => ({
 
 /** `webhook 3 (member_add → https://example.com/hooks)`, as the prompt names it. */
 async function describeWebhook(api: Api, id: number): Promise<string> {
-  const w = await api.get<{ event: string; url: string }>(`/webhooks/${id}`).catch(() => undefined);
-  return w ? `webhook ${id} (${w.event} → ${w.url})` : `webhook ${id}`;
+  // No fallback: a webhook that is not there is a 404 now, before a prompt or a dry run speaks of it.
+  const w = await api.get<{ event: string; url: string }>(`/webhooks/${id}`);
+  return `webhook ${id} (${w.event} → ${w.url})`;
 }
 
 export function register(webhooks: Command) {

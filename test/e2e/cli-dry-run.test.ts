@@ -117,6 +117,22 @@ describe.each<Mode>(['local', 'remote'])('--dry-run changes nothing (%s)', (mode
     expect(await state()).toEqual(before);
   }, 120_000);
 
+  test('a dry run of a record that is not there fails as the real command would (exit 1, one JSON error); names miss with a suggestion', async () => {
+    for (const [args, error] of [
+      [['webhooks', 'delete', '99'], 'webhook 99 not found'],
+      [['keys', 'revoke', '99'], 'key 99 not found (see amsg keys list)'],
+      [['workflows', 'delete', '99'], 'workflow 99 not found'],
+      [['accounts', 'retire', '99'], ''],
+      [['events', 'types', 'delete', 'purchse'], 'no event type is named "purchse" (amsg events types list shows them); did you mean "purchase"?'],
+      [['fields', 'relationships', 'delete', 'Region → Plna'], 'no field relationship named "Region → Plna" (see amsg fields relationships list); did you mean "Region → Plan"?'],
+    ] as const) {
+      const r = await run(...args, '--dry-run', '--json');
+      const failure = JSON.parse(r.stderr.trim().split('\n').pop()!);
+      expect([r.exitCode, r.stdout, failure.exit_code], args.join(' ')).toEqual([1, '', 1]);
+      if (error) expect(failure.error, args.join(' ')).toBe(error);
+    }
+  });
+
   test('seed --reset --dry-run says what the reset would delete, with counts, and deletes nothing', async () => {
     const before = await state();
     const dry = await run('seed', fixture('small.yaml'), '--reset', '--dry-run');
