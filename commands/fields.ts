@@ -242,9 +242,7 @@ export function register(fields: Command) {
           const api = await ctx.api();
           const id = await fieldId(api, ref);
           const what = await fieldChange(api, id, 'delete', o.dryRun);
-          if (o.dryRun) return ctx.wouldChange(what.phrase, what.count);
-          await ctx.confirm(what.phrase);
-          await ctx.done(await api.delete(`/fields/${id}`), `Deleted field ${id}.`);
+          await ctx.change(what.phrase, what.count, () => api.delete(`/fields/${id}`), `Deleted field ${id}.`);
         }),
       ),
     ['amsg fields delete city --yes'],
@@ -257,9 +255,7 @@ export function register(fields: Command) {
           const api = await ctx.api();
           const id = await fieldId(api, ref);
           const what = await fieldChange(api, id, 'clear', o.dryRun);
-          if (o.dryRun) return ctx.wouldChange(what.phrase, what.count);
-          await ctx.confirm(what.phrase);
-          await ctx.done(await api.post(`/fields/${id}/clear`, {}), `Cleared field ${id}.`);
+          await ctx.change(what.phrase, what.count, () => api.post(`/fields/${id}/clear`, {}), `Cleared field ${id}.`);
         }),
       ),
     ['amsg fields clear city --yes'],
