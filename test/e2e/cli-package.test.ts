@@ -41,6 +41,7 @@ test('amsg completion bash completes commands, flags and enumerated values', asy
   expect(await complete('amsg', 'members', 'groups', '')).toEqual(expect.arrayContaining(['list', 'add', 'remove', '--output']));
   expect(await complete('amsg', 'groups', 'members', 'Gold', '--l')).toEqual(['--limit', '--local']);
   expect(await complete('amsg', 'members', 'list', '--output', '')).toEqual(['table', 'json', 'ndjson', 'csv']);
+  expect(await complete('amsg', 'webhooks', 'delete', '3', '--d')).toEqual(['--dry-run', '--db']);
   expect(await complete('amsg', 'groups', 'clear', 'Gold', '--status', '')).toEqual(['a', 'e', 'o', 'f', 'active', 'error', 'optout']);
   expect(await complete('amsg', 'mailings', 'message', '1', '2', '--type', '')).toEqual(['all', 'html', 'plaintext', 'subject', 'webview_url']);
   // zsh reuses it through bashcompinit; fish gets its own.
