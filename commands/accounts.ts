@@ -1,7 +1,7 @@
 import { Command } from 'commander';
-import { action, examples, UsageError } from '../src/cli/context.js';
+import { action, dryRunOption, examples, NotFoundError, UsageError } from '../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
-import { parseIds } from '../src/cli/resolve.js';
+import { didYouMean, parseIds } from '../src/cli/resolve.js';
 import type { Api } from '../src/client/api.js';
 
 const COLUMNS = ['account_id', 'account_name', 'account_status'];
@@ -71,18 +71,28 @@ export function register(accounts: Command) {
     ['amsg accounts get 2'],
   );
   examples(
-    accounts
-      .command('retire <id>')
-      .description('retire a sub-account: unreachable at once, its data purged after 30 days; cannot be undone')
+    dryRunOption(
+      accounts
+        .command('retire <id>')
+        .description('retire a sub-account: unreachable at once, its data purged after 30 days; cannot be undone'),
+    )
       .action(
         action(async (ctx, ref: string) => {
           const id = accountId(ref);
           const api = await ctx.api();
           // No name for an id that is not a sub-account: the retire itself says why (the HQ, another HQ's).
-          const account = await api.get<{ account_name: string }>(`/enterprise/subaccount/${id}`).catch(() => undefined);
+          // A dry run cannot leave that to the retire, so it answers the lookup's refusal.
+          const account = await api.get<{ account_name: string }>(`/enterprise/subaccount/${id}`).catch((err) => {
+            if (ctx.opts.dryRun) throw err;
+            return undefined;
+          });
           const named = account ? `sub-account "${account.account_name}" (${id})` : `sub-account ${id}`;
-          await ctx.confirm(`retire ${named} (its data is purged in 30 days and cannot be recovered)`);
-          await ctx.done(await api.delete(`/enterprise/subaccount/${id}`), `Retired sub-account ${id}; its data is purged in 30 days.`);
+          await ctx.change(
+            `retire ${named} (its data is purged in 30 days and cannot be recovered)`,
+            1,
+            () => api.delete(`/enterprise/subaccount/${id}`),
+            `Retired sub-account ${id}; its data is purged in 30 days.`,
+          );
         }),
       ),
     ['amsg accounts retire 2 --yes'],
@@ -95,7 +105,7 @@ export function registerAccess(access: Command) {
     if (/^\d+$/.test(ref)) return Number(ref);
     const users = await api.get<{ user_id: number; email: string }[]>('/users');
     const found = users.find((u) => u.email === ref.toLowerCase());
-    if (!found) throw new UsageError(`no user with e-mail ${ref} (see amsg users list)`);
+    if (!found) throw new NotFoundError(`no user with e-mail ${ref} (see amsg users list)${didYouMean(ref, users.map((u) => u.email))}`, 'user');
     return found.user_id;
   };
   examples(

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { action, examples, UsageError, type RunContext } from '../src/cli/context.js';
+import { action, dryRunOption, examples, UsageError, type RunContext } from '../src/cli/context.js';
 
 /** Snapshots are of a local database file: the one --db / AMSG_DB names (and `amsg serve` may have open). */
 function localDb(ctx: RunContext): string {
@@ -43,13 +43,21 @@ export function register(db: Command) {
   );
 
   examples(
-    db
-      .command('restore <file>')
-      .description('replace the contents of the local database with a snapshot (a running amsg serve sees it at its next request)')
+    dryRunOption(
+      db
+        .command('restore <file>')
+        .description('replace the contents of the local database with a snapshot (a running amsg serve sees it at its next request)'),
+    )
       .action(
         action(async (ctx, file: string) => {
           const target = localDb(ctx);
-          await ctx.confirm(`replace everything in ${target} with the snapshot ${file}`);
+          const what = `replace everything in ${target} with the snapshot ${file}`;
+          if (ctx.opts.dryRun) {
+            const { existsSync } = await import('node:fs');
+            if (!existsSync(file)) throw new UsageError(`there is no snapshot ${file}`, 'file');
+            return ctx.wouldChange(what, 1);
+          }
+          await ctx.confirm(what);
           const started = performance.now();
           const { restoreSnapshot } = await snapshots();
           await run(() => restoreSnapshot(file, target));

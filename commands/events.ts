@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { action, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
-import { collect, memberId } from '../src/cli/resolve.js';
+import { action, dryRunOption, examples, EXIT, NotFoundError, UsageError, type RunContext } from '../src/cli/context.js';
+import { collect, didYouMean, memberId } from '../src/cli/resolve.js';
 import { allPages, listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import type { Api } from '../src/client/api.js';
 import type { Transport } from '../src/client/transport.js';
@@ -36,7 +36,11 @@ async function typeId(api: Api, k: KindNames, ref: string): Promise<number> {
   if (isId(ref)) return Number(ref);
   const types = await allPages<Record<string, string | number>>(api, `/${k.base}`);
   const found = types.find((t) => String(t[k.typeName]).toLowerCase() === ref.toLowerCase());
-  if (!found) throw new UsageError(`no ${k.noun} type is named "${ref}" (amsg ${k.base} types list shows them)`);
+  if (!found)
+    throw new NotFoundError(
+      `no ${k.noun} type is named "${ref}" (amsg ${k.base} types list shows them)${didYouMean(ref, types.map((t) => String(t[k.typeName])))}`,
+      'type',
+    );
   return found[k.typeId] as number;
 }
 
@@ -120,16 +124,19 @@ export function registerKind(cmd: Command, k: KindNames) {
   );
 
   examples(
-    types
-      .command('delete <type>')
-      .description(`delete ${an(k)} type and every ${k.noun} of it (irreversible)`)
+    dryRunOption(types.command('delete <type>').description(`delete ${an(k)} type and every ${k.noun} of it (irreversible)`))
       .action(
         action(async (ctx, ref: string) => {
           const api = await ctx.api();
           const id = await typeId(api, k, ref);
           const type = await api.get<Record<string, string>>(`/${k.base}/${id}`);
-          await ctx.confirm(`delete ${k.noun} type "${type[k.typeName]}" (${id}) and every ${k.noun} of it`);
-          await ctx.done(await api.delete(`/${k.base}/${id}`), `Deleted ${k.noun} type ${id} and its ${k.noun}s.`);
+          // The service keeps no count of a type's records; the phrase says they go too.
+          await ctx.change(
+            `delete ${k.noun} type "${type[k.typeName]}" (${id}) and every ${k.noun} of it`,
+            1,
+            () => api.delete(`/${k.base}/${id}`),
+            `Deleted ${k.noun} type ${id} and its ${k.noun}s.`,
+          );
         }),
       ),
     [`amsg ${k.base} types delete purchase --yes`],

@@ -1,9 +1,9 @@
 import { Command } from 'commander';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
-import { action, dryRunOption, examples, UsageError } from '../src/cli/context.js';
+import { action, dryRunOption, examples, NotFoundError, UsageError } from '../src/cli/context.js';
 import { counted, countWhere } from '../src/cli/describe.js';
 import type { Api } from '../src/client/api.js';
-import { collect, fieldId } from '../src/cli/resolve.js';
+import { collect, didYouMean, fieldId } from '../src/cli/resolve.js';
 
 const FIELD_COLUMNS = ['field_id', 'shortcut_name', 'display_name', 'field_type', 'widget_type', 'options', 'column_order'];
 
@@ -61,7 +61,11 @@ async function relationshipId(api: Api, ref: string): Promise<number> {
   if (/^\d+$/.test(ref)) return Number(ref);
   const all = await api.get<{ relationship_id: number; relationship_name: string }[]>('/fields/relationships');
   const r = all.find((x) => x.relationship_name.toLowerCase() === ref.toLowerCase());
-  if (!r) throw new UsageError(`no field relationship named "${ref}" (see amsg fields relationships list)`);
+  if (!r)
+    throw new NotFoundError(
+      `no field relationship named "${ref}" (see amsg fields relationships list)${didYouMean(ref, all.map((x) => x.relationship_name))}`,
+      'relationship',
+    );
   return r.relationship_id;
 }
 
@@ -146,16 +150,18 @@ function registerRelationships(relationships: Command) {
     ['amsg fields relationships update "Region → Office" --allow "EU=Oslo" --allow "US=Austin,Boston"'],
   );
   examples(
-    relationships
-      .command('delete <relationship>')
-      .description('delete a relationship (member values stay)')
+    dryRunOption(relationships.command('delete <relationship>').description('delete a relationship (member values stay)'))
       .action(
         action(async (ctx, ref: string) => {
           const api = await ctx.api();
           const id = await relationshipId(api, ref);
           const r = await api.get<Relationship>(`/fields/relationships/${id}`);
-          await ctx.confirm(`delete field relationship "${r.relationship_name}" (${id}) of ${r.parent_field.shortcut_name} → ${r.child_field.shortcut_name}`);
-          await ctx.done(await api.delete(`/fields/relationships/${id}`), `Deleted field relationship ${id}.`);
+          await ctx.change(
+            `delete field relationship "${r.relationship_name}" (${id}) of ${r.parent_field.shortcut_name} → ${r.child_field.shortcut_name}`,
+            1,
+            () => api.delete(`/fields/relationships/${id}`),
+            `Deleted field relationship ${id}.`,
+          );
         }),
       ),
     ['amsg fields relationships delete "Region → Office" --yes'],
@@ -236,9 +242,7 @@ export function register(fields: Command) {
           const api = await ctx.api();
           const id = await fieldId(api, ref);
           const what = await fieldChange(api, id, 'delete', o.dryRun);
-          if (o.dryRun) return ctx.wouldChange(what.phrase, what.count);
-          await ctx.confirm(what.phrase);
-          await ctx.done(await api.delete(`/fields/${id}`), `Deleted field ${id}.`);
+          await ctx.change(what.phrase, what.count, () => api.delete(`/fields/${id}`), `Deleted field ${id}.`);
         }),
       ),
     ['amsg fields delete city --yes'],
@@ -251,9 +255,7 @@ export function register(fields: Command) {
           const api = await ctx.api();
           const id = await fieldId(api, ref);
           const what = await fieldChange(api, id, 'clear', o.dryRun);
-          if (o.dryRun) return ctx.wouldChange(what.phrase, what.count);
-          await ctx.confirm(what.phrase);
-          await ctx.done(await api.post(`/fields/${id}/clear`, {}), `Cleared field ${id}.`);
+          await ctx.change(what.phrase, what.count, () => api.post(`/fields/${id}/clear`, {}), `Cleared field ${id}.`);
         }),
       ),
     ['amsg fields clear city --yes'],

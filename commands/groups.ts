@@ -70,14 +70,12 @@ export function register(groups: Command) {
   examples(
     dryRunOption(groups.command('delete <group>').description('delete a group (its members stay; only the memberships go)'))
       .action(
-        action(async (ctx, ref: string, o: { dryRun?: boolean }) => {
+        action(async (ctx, ref: string) => {
           const api = await ctx.api();
           const id = await groupId(api, ctx, ref);
           const group = await describeGroup(api, id);
           const what = `delete ${group.label} and its ${counted(group.members, 'membership')}`;
-          if (o.dryRun) return ctx.wouldChange(what, group.members);
-          await ctx.confirm(what);
-          await ctx.done(await api.delete(`/groups/${id}`), `Deleted group ${id}.`);
+          await ctx.change(what, group.members, () => api.delete(`/groups/${id}`), `Deleted group ${id}.`);
         }),
       ),
     ['amsg groups delete 7 --yes'],
@@ -147,10 +145,12 @@ export function register(groups: Command) {
           const group = await describeGroup(api, id);
           const n = status ? (group.byStatus[status] ?? 0) : group.members;
           const what = `remove ${counted(n, status ? `${statusWord(status)} member` : 'member')} from ${group.label}`;
-          if (o.dryRun) return ctx.wouldChange(what, n);
-          await ctx.confirm(what);
-          const removed = await api.delete<number>(`/groups/${id}/members`, { member_status_id: status });
-          await ctx.done(removed, `Removed ${counted(removed, 'member')} from ${group.label}.`);
+          await ctx.change(
+            what,
+            n,
+            () => api.delete<number>(`/groups/${id}/members`, { member_status_id: status }),
+            (removed) => `Removed ${counted(removed, 'member')} from ${group.label}.`,
+          );
         }),
       ),
     ['amsg groups clear Newsletter --status o --yes'],

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
-import { action, examples, UsageError } from '../src/cli/context.js';
+import { action, dryRunOption, examples, NotFoundError, UsageError } from '../src/cli/context.js';
 
 const KEY_COLUMNS = ['key_id', 'user_id', 'user_email', 'public_key', 'label', 'created_at', 'revoked_at'];
 
@@ -35,15 +35,17 @@ export function register(keys: Command) {
     ['amsg keys create --label "CI job"', 'amsg keys create --user 2 --json'],
   );
   examples(
-    keys
-      .command('revoke <key-id>')
-      .description('revoke a key; calls with it fail from now on')
+    dryRunOption(keys.command('revoke <key-id>').description('revoke a key; calls with it fail from now on'))
       .action(
         action(async (ctx, id: string) => {
           if (!/^\d+$/.test(id)) throw new UsageError(`the key id must be a number (see amsg keys list), got "${id}"`);
           const api = await ctx.api();
-          await ctx.confirm(`revoke key ${id}`);
-          await ctx.done(await api.delete(`/keys/${id}`), `Revoked key ${id}.`);
+          type Key = { key_id: number; public_key: string; label: string | null; user_email: string; revoked_at: string | null };
+          const k = (await api.get<Key[]>('/keys', { include_revoked: true })).find((x) => x.key_id === Number(id));
+          // The service's own refusal otherwise; a dry run has no call to refuse it.
+          if (!k && ctx.opts.dryRun) throw new NotFoundError(`key ${id} not found (see amsg keys list)`, 'key_id');
+          const named = k ? `key ${id} "${k.label ?? k.public_key}" of ${k.user_email}${k.revoked_at ? ' (revoked already)' : ''}` : `key ${id}`;
+          await ctx.change(`revoke ${named}`, k?.revoked_at ? 0 : 1, () => api.delete(`/keys/${id}`), `Revoked key ${id}.`);
         }),
       ),
     ['amsg keys revoke 3 --yes'],

@@ -489,13 +489,11 @@ export function register(mailings: Command) {
       .description('cancel a pending or paused mailing (asks first; --yes off a terminal)')
       .option('--dry-run', 'say what would be canceled, and cancel nothing')
       .action(
-        action(async (ctx, id: string, o: { dryRun?: boolean }) => {
+        action(async (ctx, id: string) => {
           const api = await ctx.api();
           const mailingId = await mailingRef(api, id);
           const what = `cancel ${await describeMailing(api, mailingId)}`;
-          if (o.dryRun) return ctx.wouldChange(what, 1);
-          await ctx.confirm(what);
-          await ctx.done(await api.delete(`/mailings/cancel/${mailingId}`), `Canceled mailing ${mailingId}.`);
+          await ctx.change(what, 1, () => api.delete(`/mailings/cancel/${mailingId}`), `Canceled mailing ${mailingId}.`);
         }),
       ),
     ['amsg mailings cancel 12', 'amsg mailings cancel 12 --yes'],

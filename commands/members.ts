@@ -134,15 +134,17 @@ export function register(members: Command) {
   );
 
   examples(
-    members
-      .command('update <member>')
-      .description('change a member (archived ones too): e-mail, fields, status, phone')
-      .option('--email <address>', 'new e-mail address')
-      .option('--field <name=value>', 'a field value (repeatable; empty value clears it)', collect)
-      .option('--status <a|e|o>', 'new status')
-      .option('--phone <number>', 'SMS phone number')
-      .option('--sms-transactional <a|o>', 'SMS transactional status')
-      .option('--sms-promotional <a|o>', 'SMS promotional status')
+    dryRunOption(
+      members
+        .command('update <member>')
+        .description('change a member (archived ones too): e-mail, fields, status, phone')
+        .option('--email <address>', 'new e-mail address')
+        .option('--field <name=value>', 'a field value (repeatable; empty value clears it)', collect)
+        .option('--status <a|e|o>', 'new status')
+        .option('--phone <number>', 'SMS phone number')
+        .option('--sms-transactional <a|o>', 'SMS transactional status')
+        .option('--sms-promotional <a|o>', 'SMS promotional status'),
+    )
       .action(
         action(async (ctx, ref: string, o: { email?: string; field?: string[]; status?: string; phone?: string; smsTransactional?: string; smsPromotional?: string }) => {
           const body = {
@@ -154,6 +156,15 @@ export function register(members: Command) {
           if (Object.values(body).every((v) => v === undefined)) throw new UsageError('nothing to change: give --email, --field, --status or --phone');
           const api = await ctx.api();
           const id = await memberId(api, ref);
+          if (ctx.opts.dryRun) {
+            const changes = [
+              body.email && `e-mail → ${body.email}`,
+              body.fields && `${counted(Object.keys(body.fields).length, 'field')} (${Object.keys(body.fields).join(', ')})`,
+              body.status_to && `status → ${statusWord(body.status_to)}`,
+              body.sms && 'SMS settings',
+            ].filter(Boolean);
+            return ctx.wouldChange(`update ${await describeMember(api, id)}: ${changes.join('; ')}`, 1);
+          }
           // A status change confirms here as it does in `members status`.
           if (body.status_to) await ctx.confirm(`set the status of ${await describeMember(api, id)} to ${statusWord(body.status_to)}`);
           await ctx.done(await api.put(`/members/${id}`, body), `Updated member ${id}.`);
@@ -310,19 +321,29 @@ export function register(members: Command) {
     ['amsg members groups add 42 --group Newsletter --group VIP'],
   );
   examples(
-    groups
-      .command('remove <member>')
-      .description('remove a member from some groups, or from all of them')
-      .option('--group <name|id>', 'group (repeatable)', collectList)
-      .option('--all', 'remove from every group')
+    dryRunOption(
+      groups
+        .command('remove <member>')
+        .description('remove a member from some groups, or from all of them')
+        .option('--group <name|id>', 'group (repeatable)', collectList)
+        .option('--all', 'remove from every group'),
+    )
       .action(
         action(async (ctx, ref: string, o: { group?: string[]; all?: boolean }) => {
           if (!o.all === !o.group?.length) throw new UsageError('give --group or --all');
           const api = await ctx.api();
           const id = await memberId(api, ref);
+          const joined = async () => (await api.get<{ member_group_id: number }[]>(`/members/${id}/groups`)).map((g) => g.member_group_id);
           if (o.all) {
-            await ctx.confirm(`remove ${await describeMember(api, id)} from every group`);
-            return ctx.done(await api.delete(`/members/${id}/groups`), `Member ${id} left every group.`);
+            const n = (await joined()).length;
+            const what = `remove ${await describeMember(api, id)} from every group (${counted(n, 'group')})`;
+            return ctx.change(what, n, () => api.delete(`/members/${id}/groups`), `Member ${id} left every group.`);
+          }
+          if (ctx.opts.dryRun) {
+            const ids = await groupIds(api, ctx, o.group);
+            const now = new Set(await joined());
+            const n = ids.filter((g) => now.has(g)).length;
+            return ctx.wouldChange(`remove ${await describeMember(api, id)} from ${counted(n, 'group')}`, n);
           }
           const removed = await api.put<number[]>(`/members/${id}/groups/remove`, { group_ids: await groupIds(api, ctx, o.group) });
           await ctx.done(removed, `Member ${id} left ${removed.length} group(s).`);

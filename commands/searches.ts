@@ -118,15 +118,13 @@ the search is saved and refreshed in the background after the audience changes (
     searches
       .command('delete <search>')
       .description('delete a saved search (refused while another search uses it)')
-      .option('--dry-run', 'say what would be deleted, and delete nothing')
+      .option('--dry-run', 'say what would change, and how many, and change nothing')
       .action(
-        action(async (ctx, ref: string, o: { dryRun?: boolean }) => {
+        action(async (ctx, ref: string) => {
           const api = await ctx.api();
           const id = await searchId(api, ref);
           const search = await api.get<{ name: string }>(`/searches/${id}`);
-          if (o.dryRun) return ctx.wouldChange(`delete search "${search.name}" (${id})`, 1);
-          await ctx.confirm(`delete search "${search.name}" (${id})`);
-          await ctx.done(await api.delete(`/searches/${id}`), `Deleted search ${id}.`);
+          await ctx.change(`delete search "${search.name}" (${id})`, 1, () => api.delete(`/searches/${id}`), `Deleted search ${id}.`);
         }),
       ),
     ['amsg searches delete "Oslo VIPs" --yes'],

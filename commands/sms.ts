@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import type { Api } from '../src/client/api.js';
-import { action, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
+import { action, dryRunOption, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { collectList, groupIds, memberId, searchId } from '../src/cli/resolve.js';
 import { numericId } from './mailings.js';
@@ -218,16 +218,13 @@ function registerCampaigns(campaigns: Command) {
   );
 
   examples(
-    campaigns
-      .command('cancel <campaign>')
-      .description('cancel a draft, scheduled or pending campaign (asks first; --yes off a terminal)')
+    dryRunOption(campaigns.command('cancel <campaign>').description('cancel a draft, scheduled or pending campaign (asks first; --yes off a terminal)'))
       .action(
         action(async (ctx, ref: string) => {
           const id = numericId(ref, 'CAMPAIGN');
           const api = await ctx.api();
           const c = await api.get<{ sms_campaign_name: string }>(`/sms/campaigns/${id}`);
-          await ctx.confirm(`cancel SMS campaign ${id} "${c.sms_campaign_name}"`);
-          await ctx.done(await api.post(`/sms/campaigns/${id}/cancel`), `Canceled SMS campaign ${id}.`);
+          await ctx.change(`cancel SMS campaign ${id} "${c.sms_campaign_name}"`, 1, () => api.post(`/sms/campaigns/${id}/cancel`), `Canceled SMS campaign ${id}.`);
         }),
       ),
     ['amsg sms campaigns cancel 3', 'amsg sms campaigns cancel 3 --yes'],

@@ -107,15 +107,13 @@ export function register(subscriptions: Command) {
     subscriptions
       .command('delete <subscription>')
       .description('delete a subscription (it frees its name; reads by id still show it)')
-      .option('--dry-run', 'say what would be deleted, and delete nothing')
+      .option('--dry-run', 'say what would change, and how many, and change nothing')
       .action(
-        action(async (ctx, ref: string, o: { dryRun?: boolean }) => {
+        action(async (ctx, ref: string) => {
           const api = await ctx.api();
           const id = await subscriptionId(api, ref);
           const sub = await api.get<{ subscription_name: string }>(`/subscriptions/${id}`);
-          if (o.dryRun) return ctx.wouldChange(`delete subscription "${sub.subscription_name}" (${id})`, 1);
-          await ctx.confirm(`delete subscription "${sub.subscription_name}" (${id})`);
-          await ctx.done(await api.delete(`/subscriptions/${id}`), `Deleted subscription ${id}.`);
+          await ctx.change(`delete subscription "${sub.subscription_name}" (${id})`, 1, () => api.delete(`/subscriptions/${id}`), `Deleted subscription ${id}.`);
         }),
       ),
     ['amsg subscriptions delete Offers --yes'],

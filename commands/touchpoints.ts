@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action, examples, UsageError } from '../src/cli/context.js';
+import { action, dryRunOption, examples, UsageError } from '../src/cli/context.js';
 import { describeMember } from '../src/cli/describe.js';
 import { humanDate } from '../src/cli/output.js';
 import { registerKind, type KindNames } from './events.js';
@@ -36,16 +36,18 @@ export function register(touchpoints: Command) {
   );
 
   examples(
-    touchpoints
-      .command('delete <id>')
-      .description('delete one touchpoint (irreversible)')
+    dryRunOption(touchpoints.command('delete <id>').description('delete one touchpoint (irreversible)'))
       .action(
         action(async (ctx, ref: string) => {
           const id = touchpointId(ref);
           const api = await ctx.api();
           const t = await api.get<{ member_id: number; touchpoint_timestamp: string }>(`/touchpoints/members/touchpoints/${id}`);
-          await ctx.confirm(`delete touchpoint ${id} of ${await describeMember(api, t.member_id)}, at ${humanDate(t.touchpoint_timestamp)}`);
-          await ctx.done(await api.delete(`/touchpoints/members/touchpoints/${id}`), `Deleted touchpoint ${id}.`);
+          await ctx.change(
+            `delete touchpoint ${id} of ${await describeMember(api, t.member_id)}, at ${humanDate(t.touchpoint_timestamp)}`,
+            1,
+            () => api.delete(`/touchpoints/members/touchpoints/${id}`),
+            `Deleted touchpoint ${id}.`,
+          );
         }),
       ),
     ['amsg touchpoints delete 12 --yes'],

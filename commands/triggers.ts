@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
-import { action, examples, UsageError } from '../src/cli/context.js';
+import { action, dryRunOption, examples, UsageError } from '../src/cli/context.js';
 import { collectList, fieldId, memberId, parseIds } from '../src/cli/resolve.js';
 import { numericId, parseDuration } from './mailings.js';
 
@@ -106,15 +106,13 @@ export function register(triggers: Command) {
   );
 
   examples(
-    triggers
-      .command('delete <trigger>')
-      .description('delete a trigger (asks first; --yes off a terminal); the mailings it sent stay')
+    dryRunOption(triggers.command('delete <trigger>').description('delete a trigger (asks first; --yes off a terminal); the mailings it sent stay'))
       .action(
         action(async (ctx, id: string) => {
           const triggerId = numericId(id, 'TRIGGER');
           const api = await ctx.api();
-          await ctx.confirm(`delete trigger ${triggerId}`);
-          await ctx.done(await api.delete(`/triggers/${triggerId}`), `Deleted trigger ${triggerId}.`);
+          const t = await api.get<{ name: string }>(`/triggers/${triggerId}`);
+          await ctx.change(`delete trigger ${triggerId} "${t.name}"`, 1, () => api.delete(`/triggers/${triggerId}`), `Deleted trigger ${triggerId}.`);
         }),
       ),
     ['amsg triggers delete 3 --yes'],

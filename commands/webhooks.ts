@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { action, examples, UsageError, type RunContext } from '../src/cli/context.js';
+import { action, dryRunOption, examples, UsageError, type RunContext } from '../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import type { Api } from '../src/client/api.js';
 import { collectList } from '../src/cli/resolve.js';
@@ -29,8 +29,9 @@ const body = (o: WebhookFlags) => ({
 
 /** `webhook 3 (member_add → https://example.com/hooks)`, as the prompt names it. */
 async function describeWebhook(api: Api, id: number): Promise<string> {
-  const w = await api.get<{ event: string; url: string }>(`/webhooks/${id}`).catch(() => undefined);
-  return w ? `webhook ${id} (${w.event} → ${w.url})` : `webhook ${id}`;
+  // No fallback: a webhook that is not there is a 404 now, before a prompt or a dry run speaks of it.
+  const w = await api.get<{ event: string; url: string }>(`/webhooks/${id}`);
+  return `webhook ${id} (${w.event} → ${w.url})`;
 }
 
 export function register(webhooks: Command) {
@@ -106,46 +107,45 @@ a day; each delivery is in the log (deliveries) and can be sent again (replay).
   );
 
   examples(
-    webhooks
-      .command('roll-secret <webhook>')
-      .description('give a webhook a new signing secret (shown this once); the old one stops working at once')
+    dryRunOption(
+      webhooks
+        .command('roll-secret <webhook>')
+        .description('give a webhook a new signing secret (shown this once); the old one stops working at once'),
+    )
       .action(
         action(async (ctx, ref: string) => {
           const api = await ctx.api();
           const id = numeric('WEBHOOK', ref);
-          await ctx.confirm(`roll the signing secret of ${await describeWebhook(api, id)}`);
-          const rolled = (await api.post(`/webhooks/${id}/secret`)) as { secret: string };
-          await ctx.done(rolled, `New signing secret of webhook ${id}, shown this once: ${rolled.secret}`);
+          await ctx.change(
+            `roll the signing secret of ${await describeWebhook(api, id)}`,
+            1,
+            () => api.post<{ secret: string }>(`/webhooks/${id}/secret`),
+            (rolled) => `New signing secret of webhook ${id}, shown this once: ${rolled.secret}`,
+          );
         }),
       ),
     ['amsg webhooks roll-secret 3 --yes --json | jq -r .secret'],
   );
 
   examples(
-    webhooks
-      .command('delete <webhook>')
-      .description('delete a webhook (its pending deliveries and log go with it)')
+    dryRunOption(webhooks.command('delete <webhook>').description('delete a webhook (its pending deliveries and log go with it)'))
       .action(
         action(async (ctx, ref: string) => {
           const api = await ctx.api();
           const id = numeric('WEBHOOK', ref);
-          await ctx.confirm(`delete ${await describeWebhook(api, id)}`);
-          await ctx.done(await api.delete(`/webhooks/${id}`), `Deleted webhook ${id}.`);
+          await ctx.change(`delete ${await describeWebhook(api, id)}`, 1, () => api.delete(`/webhooks/${id}`), `Deleted webhook ${id}.`);
         }),
       ),
     ['amsg webhooks delete 3 --yes'],
   );
 
   examples(
-    webhooks
-      .command('delete-all')
-      .description("delete all of the account's webhooks")
+    dryRunOption(webhooks.command('delete-all').description("delete all of the account's webhooks"))
       .action(
         action(async (ctx) => {
           const api = await ctx.api();
           const n = await api.get<number>('/webhooks', { count: true });
-          await ctx.confirm(`delete every webhook of the account (${counted(n, 'webhook')})`);
-          await ctx.done(await api.delete('/webhooks'), 'Deleted every webhook.');
+          await ctx.change(`delete every webhook of the account (${counted(n, 'webhook')})`, n, () => api.delete('/webhooks'), 'Deleted every webhook.');
         }),
       ),
     ['amsg webhooks delete-all --yes'],

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
-import { action, examples, UsageError } from '../src/cli/context.js';
+import { action, dryRunOption, examples, UsageError } from '../src/cli/context.js';
 import { collect } from '../src/cli/resolve.js';
 import { counted } from '../src/cli/describe.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
@@ -141,16 +141,13 @@ pairs it all holds, when its e-mail address belongs to an active member. Actions
   );
 
   examples(
-    workflows
-      .command('delete <id>')
-      .description('delete a workflow and its runs')
+    dryRunOption(workflows.command('delete <id>').description('delete a workflow and its runs'))
       .action(
         action(async (ctx, ref: string) => {
           const id = workflowId(ref);
           const api = await ctx.api();
           const w = await api.get<{ name: string; run_count: number }>(`/workflows/${id}`);
-          await ctx.confirm(`delete workflow ${id} "${w.name}" and its ${counted(w.run_count, 'run')}`);
-          await ctx.done(await api.delete(`/workflows/${id}`), `Deleted workflow ${id}.`);
+          await ctx.change(`delete workflow ${id} "${w.name}" and its ${counted(w.run_count, 'run')}`, 1, () => api.delete(`/workflows/${id}`), `Deleted workflow ${id}.`);
         }),
       ),
     ['amsg workflows delete 1 --yes'],

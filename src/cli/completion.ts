@@ -131,7 +131,8 @@ export function fishScript(program: Command): string {
       const name = f.flag.startsWith('--') ? `-l ${f.flag.slice(2)}` : `-s ${f.flag.slice(1)}`;
       const choices = n.choices[f.flag] ?? values[f.flag];
       lines.push(
-        `complete -c amsg ${at} ${name}${f.takesValue ? ' -r' : ''}${choices ? ` -a ${fishQuote(choices.join(' '))}` : ''} -d ${fishQuote(f.description)}`,
+        // -x (a value, no files) where the values are known; -r keeps file names for the rest (--db FILE).
+        `complete -c amsg ${at} ${name}${f.takesValue ? (choices ? ' -x' : ' -r') : ''}${choices ? ` -a ${fishQuote(choices.join(' '))}` : ''} -d ${fishQuote(f.description)}`,
       );
     }
   }

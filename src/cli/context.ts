@@ -42,6 +42,8 @@ export interface GlobalOptions extends ConnectionFlags {
   yes?: boolean;
   quiet?: boolean;
   color?: boolean;
+  /** A command's own --dry-run (commander merges it into the globals). */
+  dryRun?: boolean;
 }
 
 /**
@@ -114,9 +116,18 @@ export class RunContext {
     return this.opts.color !== false && !this.env.NO_COLOR && !isTrue(this.env.AMSG_NO_COLOR);
   }
 
-  /** A table fits the terminal it is drawn on; piped, it keeps every character. */
+  /**
+   * A table fits the terminal it is drawn on (cells cut, the last columns left out,
+   * with a note naming them); piped, it keeps every column and character.
+   */
   private fitted(view: View = {}): View {
-    return this.stdout.isTTY && this.stdout.columns ? { ...view, width: this.stdout.columns } : view;
+    const width = this.stdout.isTTY ? this.stdout.columns : undefined;
+    if (!width) return view;
+    const leftOut = (columns: string[]) =>
+      this.note(
+        `left out ${columns.length === 1 ? 'a column' : `${columns.length} columns`} to fit the terminal's ${width} characters: ${columns.join(', ')}; --output json (or csv) shows every column`,
+      );
+    return { ...view, width, leftOut };
   }
 
   /** Prints an answer in the chosen format. */
@@ -193,6 +204,19 @@ export class RunContext {
    */
   async wouldChange(would: string, count: number | null) {
     await this.done({ dry_run: true, would, count }, `Dry run, nothing changed: would ${would}.`);
+  }
+
+  /**
+   * The one path of every destructive or bulk change: with --dry-run it says what
+   * would change and how many, and calls nothing; otherwise it confirms (naming
+   * what is affected), calls, and prints the answer. A command using it must offer
+   * --dry-run (dryRunOption); test/e2e/cli-dry-run.test.ts checks every command that can confirm.
+   */
+  async change<T>(what: string, count: number | null, call: () => Promise<T>, sentence: string | ((answer: T) => string)): Promise<void> {
+    if (this.opts.dryRun) return this.wouldChange(what, count);
+    await this.confirm(what);
+    const answer = await call();
+    await this.done(answer, typeof sentence === 'function' ? sentence(answer) : sentence);
   }
 
   async close() {

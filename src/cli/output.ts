@@ -11,8 +11,13 @@ export interface View {
   columns?: string[];
   /** Words for a column's letters in a table (`mailing_status: {p: 'pending', …}`); JSON keeps the letters. */
   words?: Record<string, Record<string, string>>;
-  /** The terminal's width: a table is fitted to it, long cells cut with …. */
+  /**
+   * The terminal's width: a table is fitted to it, long cells cut with …, and
+   * the last columns left out when even cut cells do not fit (never without a width).
+   */
   width?: number;
+  /** Told which columns a fitted table left out, so the command can say so on stderr. */
+  leftOut?: (columns: string[]) => void;
 }
 
 /** Member statuses as people say them; every table shows these for member_status_id and a member's status. */
@@ -45,24 +50,43 @@ const cut = (text: string, width: number) => {
   return line.length <= width ? line : `${line.slice(0, Math.max(width - 1, 0))}…`;
 };
 
+/** The narrowest a cut column gets: below this a cell says too little to be worth its room. */
+export const MIN_CELL = 8;
+
+/** The characters a table of these column widths takes on a line: cells, padding and borders. */
+export const tableWidth = (widths: number[]) => widths.reduce((a, b) => a + b, 0) + 3 * widths.length + 1;
+
 /**
  * Column widths that fit a table in `width` characters: the widest columns give up
- * room first, none below a few characters (a very narrow terminal may still wrap).
+ * room first, none below `floor` characters (or its own width, if narrower). The
+ * answer may still be too wide; fitColumns then leaves columns out.
  */
-export function fitWidths(natural: number[], width: number): number[] {
+export function fitWidths(natural: number[], width: number, floor = MIN_CELL): number[] {
   const widths = [...natural];
-  const frame = 3 * widths.length + 1;
-  let over = widths.reduce((a, b) => a + b, 0) + frame - width;
+  let over = tableWidth(widths) - width;
   while (over > 0) {
     const widest = Math.max(...widths);
-    if (widest <= 6) break;
+    if (widest <= floor) break;
     const i = widths.indexOf(widest);
-    const second = Math.max(6, ...widths.filter((_, j) => j !== i));
+    const second = Math.max(floor, ...widths.filter((_, j) => j !== i));
     const take = Math.min(over, Math.max(1, widest - second));
     widths[i] -= take;
     over -= take;
   }
   return widths;
+}
+
+/**
+ * Which columns of a table fit in `width`, and how wide each is drawn. Columns come
+ * in the order the command chose them, most telling first: when cut cells still do
+ * not fit, the last ones are left out (never the first), and the caller says so.
+ */
+export function fitColumns(natural: number[], width: number): { kept: number; widths: number[] } {
+  for (let kept = natural.length; kept > 1; kept--) {
+    const widths = fitWidths(natural.slice(0, kept), width);
+    if (tableWidth(widths) <= width) return { kept, widths };
+  }
+  return { kept: Math.min(1, natural.length), widths: fitWidths(natural.slice(0, 1), width, 1) };
 }
 
 type Row = Record<string, unknown>;
@@ -194,9 +218,10 @@ async function renderTable(value: unknown, view: View): Promise<string> {
     let head = columns;
     if (view.width) {
       const lineWidth = (t: string) => Math.max(...t.split('\n').map((l) => l.length));
-      const widths = fitWidths(columns.map((c, i) => Math.max(c.length, ...rows.map((r) => lineWidth(r[i])))), view.width);
-      rows = rows.map((r) => r.map((text, i) => cut(text, widths[i])));
-      head = columns.map((c, i) => cut(c, widths[i]));
+      const { kept, widths } = fitColumns(columns.map((c, i) => Math.max(c.length, ...rows.map((r) => lineWidth(r[i])))), view.width);
+      if (kept < columns.length) view.leftOut?.(columns.slice(kept));
+      rows = rows.map((r) => r.slice(0, kept).map((text, i) => cut(text, widths[i])));
+      head = columns.slice(0, kept).map((c, i) => cut(c, widths[i]));
     }
     const table = new Table({ head, chars: CHARS, style: { head: [], border: [] } });
     for (const row of rows) table.push(row);

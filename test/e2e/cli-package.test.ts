@@ -41,6 +41,7 @@ test('amsg completion bash completes commands, flags and enumerated values', asy
   expect(await complete('amsg', 'members', 'groups', '')).toEqual(expect.arrayContaining(['list', 'add', 'remove', '--output']));
   expect(await complete('amsg', 'groups', 'members', 'Gold', '--l')).toEqual(['--limit', '--local']);
   expect(await complete('amsg', 'members', 'list', '--output', '')).toEqual(['table', 'json', 'ndjson', 'csv']);
+  expect(await complete('amsg', 'webhooks', 'delete', '3', '--d')).toEqual(['--dry-run', '--db']);
   expect(await complete('amsg', 'groups', 'clear', 'Gold', '--status', '')).toEqual(['a', 'e', 'o', 'f', 'active', 'error', 'optout']);
   expect(await complete('amsg', 'mailings', 'message', '1', '2', '--type', '')).toEqual(['all', 'html', 'plaintext', 'subject', 'webview_url']);
   // zsh reuses it through bashcompinit; fish gets its own.
@@ -49,9 +50,51 @@ test('amsg completion bash completes commands, flags and enumerated values', asy
   expect(zsh).toContain('complete -o default -F _amsg_complete amsg');
   const fish = (await execa('node', [BIN, 'completion', 'fish'], { env })).stdout;
   expect(fish).toContain(`complete -c amsg -n '__amsg_at \\'members\\'' -a 'purge-archived'`);
-  expect(fish).toContain(`complete -c amsg -n '__amsg_at \\'members list\\'' -l output -r -a 'table json ndjson csv'`);
+  expect(fish).toContain(`complete -c amsg -n '__amsg_at \\'members list\\'' -l output -x -a 'table json ndjson csv'`);
   const bad = await execa('node', [BIN, 'completion', 'powershell'], { env, reject: false });
   expect(bad.exitCode).toBe(2);
+});
+
+/** Whether a shell is installed: the zsh and fish tests run the scripts in it when it is, and are skipped (saying why) when not. */
+const installed = (shell: string) => execa('sh', ['-c', `command -v ${shell}`], { reject: false }).then((r) => r.exitCode === 0);
+const [hasZsh, hasFish] = await Promise.all([installed('zsh'), installed('fish')]);
+const skipped = (has: boolean, shell: string) => (has ? '' : ` (skipped: ${shell} is not installed here; apt-get install ${shell} runs it)`);
+
+(hasZsh ? test : test.skip)(`amsg completion zsh loads in zsh, registers with compsys and completes${skipped(hasZsh, 'zsh')}`, async () => {
+  const script = join(dir, 'amsg.zsh');
+  writeFileSync(script, (await execa('node', [BIN, 'completion', 'zsh'], { env })).stdout);
+  // zsh runs the function through bashcompinit (sh emulation: arrays from 0), and its
+  // compgen leaves matching the typed prefix to compsys, which the test does here.
+  const complete = async (...words: string[]) => {
+    const r = await execa('zsh', [
+      '-fc',
+      `source ${script} || exit 9; [[ $_comps[amsg] == '_bash_complete -o default -F _amsg_complete' ]] || exit 8; setopt ksharrays; ` +
+        `COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _amsg_complete; print -rl -- "\${COMPREPLY[@]}"`,
+    ]);
+    const typed = words[words.length - 1];
+    return r.stdout.split('\n').filter((w) => w && w.startsWith(typed));
+  };
+  expect(await complete('amsg', 'mem')).toEqual(['members']);
+  expect(await complete('amsg', 'members', 'pur')).toEqual(['purge', 'purge-archived']);
+  expect(await complete('amsg', 'groups', 'delete', 'Gold', '--d')).toEqual(['--dry-run', '--db']);
+  expect(await complete('amsg', 'members', 'list', '--output', '')).toEqual(['table', 'json', 'ndjson', 'csv']);
+  expect(await complete('amsg', 'groups', 'clear', 'Gold', '--status', '')).toEqual(['a', 'e', 'o', 'f', 'active', 'error', 'optout']);
+});
+
+(hasFish ? test : test.skip)(`amsg completion fish completes in fish (complete -C)${skipped(hasFish, 'fish')}`, async () => {
+  const script = join(dir, 'amsg.fish');
+  writeFileSync(script, (await execa('node', [BIN, 'completion', 'fish'], { env })).stdout);
+  // What fish offers for the command line as typed: candidate, tab, description.
+  const complete = async (line: string) => {
+    const r = await execa('fish', ['--no-config', '-c', `source ${script}; complete -C '${line}'`], { cwd: dir });
+    return r.stdout.split('\n').filter(Boolean).map((l) => l.split('\t')[0]);
+  };
+  expect(await complete('amsg mem')).toEqual(['members']);
+  expect(await complete('amsg members pur')).toEqual(['purge', 'purge-archived']);
+  expect(await complete('amsg groups delete Gold --d')).toEqual(['--db', '--dry-run']);
+  // Known values only, no file names of the working directory.
+  expect(await complete('amsg members list --output ')).toEqual(['csv', 'json', 'ndjson', 'table']);
+  expect(await complete('amsg members status 4 --to ')).toEqual(['a', 'active', 'e', 'error', 'o', 'optout']);
 });
 
 test('npm pack gives a package that runs from the PATH outside the clone', async () => {

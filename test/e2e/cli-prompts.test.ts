@@ -83,6 +83,21 @@ describe('prompts on a terminal', () => {
     expect(env.exitCode).toBe(2);
     expect((await box.json('groups', 'get', 'Trial')).active_count).toBe(2);
   });
+
+  test('the commands that go through ctx.change prompt the same way; --dry-run never prompts', async () => {
+    expect((await box.amsg('webhooks', 'create', 'https://example.com/hooks', '--event', 'member_add')).exitCode).toBe(0);
+    const no = await onTerminal(box, ['webhooks', 'delete', '1'], 'n\r');
+    expect(no.screen).toContain('Delete webhook 1 (member_add → https://example.com/hooks)? [y/N]');
+    expect(no.exitCode).toBe(130);
+    const ci = await onTerminal(box, ['webhooks', 'delete', '1'], 'y\r', { CI: 'true' });
+    expect(ci.screen).toContain('refusing to delete webhook 1 (member_add → https://example.com/hooks) without --yes (CI is set: prompts are off)');
+    expect(ci.exitCode).toBe(2);
+    const dry = await onTerminal(box, ['webhooks', 'delete', '1', '--dry-run', '-o', 'table'], 'y\r');
+    expect(dry.screen).not.toContain('[y/N]');
+    expect(dry.screen).toContain('Dry run, nothing changed: would delete webhook 1 (member_add → https://example.com/hooks).');
+    expect(dry.exitCode).toBe(0);
+    expect((await box.json('webhooks', 'list')).length).toBe(1);
+  });
 });
 
 const transcripts: Record<Mode, Run[]> = { local: [], remote: [] };

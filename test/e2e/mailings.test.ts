@@ -396,7 +396,7 @@ describe.each<Mode>(['local', 'remote'])('amsg mailings, triggers, sim (%s)', (m
 
     const refused = await run('triggers', 'delete', '1');
     expect(refused.exitCode).toBe(2);
-    expect(refused.stderr).toContain('refusing to delete trigger 1 without --yes');
+    expect(refused.stderr).toContain('refusing to delete trigger 1 "Happy birthday" without --yes (no terminal to confirm on)');
     expect(await json('triggers', 'delete', '1', '--yes')).toBe(true);
     const gone = await run('triggers', 'get', '1');
     expect(gone.exitCode).toBe(1);

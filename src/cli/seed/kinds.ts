@@ -305,5 +305,20 @@ export async function resetAccount(run: Pick<SeedRun, 'api' | 'note'>): Promise<
   await resetSubaccounts(run);
 }
 
+/**
+ * What `seed --reset` would delete, kind by kind (read-only): for its prompt and
+ * its dry run. Members count live and archived ones, since the reset purges both.
+ */
+export async function resetCounts(api: SeedRun['api']): Promise<[kind: string, count: number][]> {
+  const triggers = (await api.get<TriggerRow[]>('/triggers')).length;
+  const mailings = (await api.get<unknown[]>('/mailings', { mailing_statuses: 'p,a,u,w,i,s,c,f' })).length;
+  const searches = await api.get<number>('/searches', { count: true });
+  const members = await api.get<number>('/members', { deleted: true, count: true });
+  const subscriptions = (await api.get<SubscriptionRow[]>('/subscriptions')).length;
+  const groups = await api.get<number>('/groups', { count: true });
+  const fields = (await api.get<FieldRow[]>('/fields')).filter((f) => !STANDARD_FIELDS.has(norm(f.shortcut_name))).length;
+  return Object.entries({ triggers, mailings, searches, members, subscriptions, groups, fields });
+}
+
 /** The fields every new account has; a reset keeps them (as a new account would have them). */
 export const STANDARD_FIELDS = new Set(['first_name', 'last_name']);

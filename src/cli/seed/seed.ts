@@ -8,6 +8,8 @@ import { readFile } from 'node:fs/promises';
 import type { Api } from '../../client/api.js';
 import { norm, SeedError, type Action, type Entry, type Kind, type Ref, type SeedRun, type Step } from './kind.js';
 import { KINDS, resetAccount, STANDARD_FIELDS } from './kinds.js';
+
+export { resetCounts } from './kinds.js';
 import { Checker, FixtureError, type Problem } from './shape.js';
 import { EXIT, UsageError, type RunContext } from '../context.js';
 
