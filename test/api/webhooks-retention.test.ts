@@ -1,12 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { makeService, T0, type TestService } from '../helpers.js';
 import { Deliverer, MAX_ATTEMPTS, backoffMs } from '../../src/service/webhooks/deliver.js';
 import { advanceWebhookPrune, PRUNE_BATCH } from '../../src/service/webhooks/retention.js';
 import { emitEvent, WEBHOOK_RETENTION_DAYS } from '../../src/service/webhooks.js';
 import { advanceJobs } from '../../src/service/jobs.js';
 import { addMember, countRows, ok } from './util.js';
+import { startReceiver } from './receiver.js';
 
 /**
  * Retention of the outbox: settled deliveries go WEBHOOK_RETENTION_DAYS after they were
@@ -18,25 +17,23 @@ const DAY = 86_400_000;
 const at = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();
 
 let s: TestService;
-let server: Server;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let base: string;
 
 beforeEach(async () => {
   s = makeService();
   // /ok answers 200, anything else 500.
-  server = createServer((req, res) => {
+  receiver = await startReceiver((req, res) => {
     req.resume();
     req.on('end', () => {
       res.statusCode = req.url === '/ok' ? 200 : 500;
       res.end();
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = receiver.base;
 });
 afterEach(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
+  await receiver.close();
   s.close();
 });
 
