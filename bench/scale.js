@@ -58,7 +58,7 @@ const GOAL = 3;
 const DEEP_GOAL = 10;
 const CLI_GOAL = 2;
 // Bump when the databases are built differently, so a cache is rebuilt.
-const SETUP_VERSION = 2;
+const SETUP_VERSION = 3;
 
 if (BIG < 2 * SMALL) fail(`BENCH_SCALE_N must be at least ${2 * SMALL}, got ${BIG}`);
 if (!existsSync(join(BIN, '..', '..', 'dist', 'main.js'))) fail('dist/ is missing: run `npm run build` first');
@@ -152,6 +152,7 @@ async function database(n) {
     { json: true },
   );
   if (mailing.mailing_status !== 'c') fail(`the mailing ended in status ${mailing.mailing_status}, not c`);
+  const activity = seedActivity(db, n, { member: member.member_id, email, group });
   // Saved last: a search's stored result is refreshed in the background once anything is
   // written after it, which would run in the timed servers.
   const search = amsg(db, ['searches', 'create', 'Oslo', '--criteria', '["member_field:city", "eq", "Oslo"]', '--json'], { json: true });
@@ -166,14 +167,89 @@ async function database(n) {
       group,
       import: imp.import_id,
       subscription: sub.subscription_id,
-      search: search.search_id,
+      // `searches create --json` answers the bare id (it once answered the record).
+      search: typeof search === 'number' ? search : search.search_id,
       mailing: mailing.mailing_id,
+      ...activity,
     },
     recipients: mailing.recipient_count,
     buildSeconds: (Date.now() - t0) / 1000,
   };
   writeFileSync(metaFile, JSON.stringify(meta, null, 2));
   return { ...meta, db };
+}
+
+/** `amsg api call` on a local database, the answer parsed. */
+const call = (db, method, path, data) => amsg(db, ['api', 'call', method, path, ...(data === undefined ? [] : ['--data', JSON.stringify(data)])], { json: true });
+
+/**
+ * The records of last round's lists, in proportion to the audience so a page is read
+ * from a table that grew with it: an event and a touchpoint for every member, an ingested
+ * event and its workflow run for every tenth, a webhook event and delivery for every
+ * tenth, an SMS campaign sent to the mailing's group (the send itself, by the job
+ * runner) and clicked by every tenth recipient. Bulk rows go in by SQL (the service's
+ * routes take ten events a call), with the triggers that keep the counts; the records
+ * each route names are made through the CLI. Sub-accounts and field relationships are a
+ * handful at both sizes: what is measured is that the audience does not slow them.
+ */
+function seedActivity(db, n, ids) {
+  say(`building the ${label(n)} database: events, touchpoints, workflow runs, webhooks, SMS, sub-accounts, relationships`);
+  const eventType = call(db, 'POST', '/1/events', { event_type: 'purchase', display_name: 'Purchase' }).event_type_id;
+  const touchpointType = call(db, 'POST', '/1/touchpoints', { type_name: 'web', display_name: 'Web' }).touchpoint_type_id;
+  const workflow = call(db, 'POST', '/1/workflows', { name: 'Buyers', match: { type: 'purchase' }, actions: [{ type: 'record_event', event_type_id: eventType }] });
+  const webhook = call(db, 'POST', '/1/webhooks', { url: 'http://127.0.0.1:9/hook', event: 'member_update' });
+  call(db, 'POST', '/1/webhooks', { url: 'http://127.0.0.1:9/groups', event: 'group_create' });
+  call(db, 'PUT', `/1/members/${ids.member}`, { sms: { phone_number: '+15550000001', promotional_status: 'a' } });
+
+  const sql = new Database(db);
+  sql.pragma('foreign_keys = ON');
+  const at = '2026-11-01T12:00:00.000000';
+  sql.transaction(() => {
+    sql.prepare(`INSERT INTO member_events (account_id, member_id, event_type_id, event_monetary_value, event_timestamp, inserted_at)
+                 SELECT 1, member_id, ?, member_id % 100, ?, ? FROM members WHERE account_id = 1 ORDER BY member_id`).run(eventType, at, at);
+    sql.prepare(`INSERT INTO touchpoints (account_id, member_id, touchpoint_type_id, touchpoint_timestamp, inserted_at)
+                 SELECT 1, member_id, ?, ?, ? FROM members WHERE account_id = 1 ORDER BY member_id`).run(touchpointType, at, at);
+    sql.prepare(`INSERT INTO inbound_events (inbound_id, account_id, email, payload, received_at, status, processed_at, outcome, member_id, workflow_ids)
+                 SELECT member_id, 1, email, '{"type":"purchase"}', ?, 'o', ?, 'ran', member_id, json_array(?)
+                   FROM members WHERE account_id = 1 AND member_id % 10 = 0 ORDER BY member_id`).run(at, at, workflow);
+    sql.prepare(`INSERT INTO workflow_runs (workflow_id, account_id, inbound_id, member_id, ran_at, actions)
+                 SELECT ?, 1, inbound_id, member_id, ?, '[{"type":"record_event","ok":true}]' FROM inbound_events ORDER BY inbound_id`).run(workflow, at);
+    sql.prepare(`INSERT INTO webhook_events (event_id, account_id, event, data, occurred_at)
+                 SELECT member_id, 1, 'member_update', json_object('members', json_array(json_object('member_id', member_id, 'email', email)), 'member_count', 1), ?
+                   FROM members WHERE account_id = 1 AND member_id % 10 = 0 ORDER BY member_id`).run(at);
+    sql.prepare(`INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, status, attempts, last_status_code, created_at, delivered_at)
+                 SELECT 1, ?, event_id, 'o', 1, 200, ?, ? FROM webhook_events ORDER BY event_id`).run(webhook, at, at);
+    // Phones for the mailing's group, so the campaign below goes to a third of the audience.
+    sql.prepare(`UPDATE members SET sms_phone_number = '+1555' || printf('%07d', member_id), sms_promotional_status = 'a'
+                  WHERE member_id IN (SELECT member_id FROM group_members WHERE member_group_id = ?) AND sms_phone_number IS NULL`).run(ids.group);
+  })();
+  sql.close();
+
+  // A member's own records and an ingested event through the service, processed by the job runner.
+  call(db, 'POST', '/1/events/members', { events: [1, 2, 3].map((v) => ({ member_id: ids.member, event_type_id: eventType, event_monetary_value: v })) });
+  call(db, 'POST', '/1/touchpoints/members', { touchpoints: [{ member_id: ids.member, touchpoint_type_id: touchpointType }] });
+  amsg(db, ['init', '--hq']);
+  for (const name of ['North', 'South', 'East', 'West', 'Central']) call(db, 'POST', '/1/enterprise/subaccount', { account_name: name });
+  const region = call(db, 'POST', '/1/fields', { shortcut_name: 'region', display_name: 'Region', field_type: 'text', widget_type: 'select one', options: ['EU', 'US'] });
+  const office = call(db, 'POST', '/1/fields', { shortcut_name: 'office', display_name: 'Office', field_type: 'text', widget_type: 'radio', options: ['Oslo', 'Paris', 'Austin'] });
+  call(db, 'POST', '/1/fields/relationships', { relationship_name: 'Region → Office', parent_field_id: region, child_field_id: office, options: { EU: ['Oslo', 'Paris'], US: ['Austin'] } });
+
+  const campaign = call(db, 'POST', '/1/sms/campaigns', {
+    sms_campaign_name: 'Sale', message: 'Sale today https://shop.example.com/', from_phone_number: '+15555550100',
+    recipients: { groups: [ids.group] }, is_promotional: true, shorten_links: true,
+  });
+  call(db, 'POST', `/1/sms/campaigns/${campaign}/send`, {});
+  // Each local call advances the send for its budget after it.
+  let status = '';
+  for (let i = 0; i < 2000 && status !== 'c'; i++) status = call(db, 'GET', `/1/sms/campaigns/${campaign}`).send_status;
+  if (status !== 'c') fail(`the SMS campaign ended in status ${status}, not c`);
+  const clicks = new Database(db);
+  clicks.pragma('foreign_keys = ON');
+  clicks.prepare(`INSERT INTO sms_clicks (sms_campaign_id, member_id, sms_link_id, to_phone_number, click_timestamp)
+                  SELECT d.sms_campaign_id, d.member_id, (SELECT min(sms_link_id) FROM sms_links l WHERE l.sms_campaign_id = d.sms_campaign_id), d.to_phone_number, ?
+                    FROM sms_deliveries d WHERE d.sms_campaign_id = ? AND d.member_id % 10 = 0 ORDER BY d.member_id`).run(at, campaign);
+  clicks.close();
+  return { eventType, touchpointType, workflow, webhook, campaign };
 }
 
 // ---------------------------------------------------------------- servers and requests
@@ -256,6 +332,22 @@ const ROUTES = [
   { name: 'import', template: '/{account_id}/members/imports/{import_id}', path: (i) => `/1/members/imports/${i.import}` },
   { name: "import's members", template: '/{account_id}/members/imports/{import_id}/members', path: (i) => `/1/members/imports/${i.import}/members`, list: true },
   { name: 'fields', template: '/{account_id}/fields', path: () => '/1/fields', list: true },
+  // Last round's lists.
+  { name: "member's events", template: '/{account_id}/events/members/{member_id}', path: (i) => `/1/events/members/${i.member}`, list: true },
+  { name: "member's events, count", template: '/{account_id}/events/members/{member_id}', path: (i) => `/1/events/members/${i.member}?count=true` },
+  { name: "member's touchpoints", template: '/{account_id}/touchpoints/members/{member_id}', path: (i) => `/1/touchpoints/members/${i.member}`, list: true },
+  { name: 'workflow runs', template: '/{account_id}/workflows/{workflow_id}/runs', path: (i) => `/1/workflows/${i.workflow}/runs`, list: true },
+  { name: 'SMS deliveries', template: '/{account_id}/sms/campaigns/{campaign_id}/deliveries', path: (i) => `/1/sms/campaigns/${i.campaign}/deliveries`, list: true },
+  { name: 'SMS deliveries, count', template: '/{account_id}/sms/campaigns/{campaign_id}/deliveries', path: (i) => `/1/sms/campaigns/${i.campaign}/deliveries?count=true` },
+  { name: 'SMS clicks', template: '/{account_id}/sms/campaigns/{campaign_id}/clicks', path: (i) => `/1/sms/campaigns/${i.campaign}/clicks`, list: true },
+  { name: 'webhooks', template: '/{account_id}/webhooks', path: () => '/1/webhooks', list: true },
+  { name: 'webhook deliveries', template: '/{account_id}/webhooks/deliveries', path: () => '/1/webhooks/deliveries', list: true },
+  { name: 'inbound events', template: '/{account_id}/events/inbound', path: () => '/1/events/inbound', list: true },
+  { name: 'inbound events, one outcome', template: '/{account_id}/events/inbound', path: () => '/1/events/inbound?outcome=ran', list: true },
+  { name: 'response reports', template: '/{account_id}/response', path: () => '/1/response', list: true },
+  { name: "a mailing's sends", template: '/{account_id}/response/{mailing_id}/sends', path: (i) => `/1/response/${i.mailing}/sends`, list: true },
+  { name: 'sub-accounts', template: '/{parent_account_id}/enterprise/subaccounts', path: () => '/1/enterprise/subaccounts', list: true },
+  { name: 'field relationships', template: '/{account_id}/fields/relationships', path: () => '/1/fields/relationships', list: true },
 ];
 
 /** The request path of a route on one database, with a window of `size` when the route takes one. */
@@ -269,7 +361,9 @@ function pathOf(route, db, windowed, size = PAGE) {
 const rowsOf = (body) => {
   try {
     const v = JSON.parse(body);
-    return Array.isArray(v) ? String(v.length) : typeof v === 'number' ? 'int' : '1';
+    // A list wrapped in an object (`{"subaccounts": [...]}`) counts its records.
+    const wrapped = v && typeof v === 'object' && !Array.isArray(v) && Object.values(v).length === 1 && Array.isArray(Object.values(v)[0]);
+    return Array.isArray(v) ? String(v.length) : wrapped ? String(Object.values(v)[0].length) : typeof v === 'number' ? 'int' : '1';
   } catch {
     return '?';
   }

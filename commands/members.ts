@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { action, dryRunOption, examples, EXIT, NotFoundError, UsageError, type RunContext } from '../src/cli/context.js';
-import { counted, countWhere, describeGroup, describeMember, describeMembers, statusWord } from '../src/cli/describe.js';
+import { counted, countMembers, describeGroup, describeMember, describeMembers, statusWord } from '../src/cli/describe.js';
 import { seg, type Api } from '../src/client/api.js';
 import { listOptions, pages, PAGE_SIZE, printList, wholeNumber, type ListFlags } from '../src/cli/paging.js';
 import {
@@ -224,7 +224,7 @@ export function register(members: Command) {
           if (o.status) {
             const status = statusLetter(o.status, ['a', 'e', 'o']);
             if (o.dryRun) {
-              const n = await countWhere<{ member_status_id: string }>(api, '/members', { exclude_fields: true }, (m) => m.member_status_id === status);
+              const n = await countMembers(api, { status });
               return ctx.wouldChange(`archive ${counted(n, `${statusWord(status)} member`)}`, n);
             }
             await ctx.confirm(`archive every ${statusWord(status)} member`);
@@ -285,7 +285,7 @@ export function register(members: Command) {
             const n =
               group && from in group.byStatus
                 ? group.byStatus[from]
-                : await countWhere<{ member_status_id: string }>(api, group_id ? `/groups/${group_id}/members` : '/members', { exclude_fields: group_id ? undefined : true }, (m) => m.member_status_id === from);
+                : await countMembers(api, { group_id, status: from });
             return ctx.wouldChange(`move ${counted(n, `${statusWord(from)} member`)}${within} to ${statusWord(to)}`, n);
           }
           await ctx.confirm(`move every ${statusWord(from)} member${within} to ${statusWord(to)}`);
@@ -421,10 +421,7 @@ export function register(members: Command) {
           const which = `archived ${status ? `${statusWord(status)} ` : ''}member`;
           const within = group ? ` of ${group.label}` : '';
           if (o.dryRun) {
-            type Row = { member_status_id: string; deleted_at: string | null };
-            const n = group
-              ? await countWhere<Row>(api, `/groups/${body.member_group_id}/members`, { deleted: true }, (m) => m.deleted_at !== null && (!status || m.member_status_id === status))
-              : await countWhere<Row>(api, '/members', { deleted_only: true, exclude_fields: true }, (m) => !status || m.member_status_id === status);
+            const n = await countMembers(api, { group_id: group && Number(body.member_group_id), archived: true, status });
             return ctx.wouldChange(`erase ${counted(n, which)}${within} permanently`, n);
           }
           await ctx.confirm(`erase every ${which}${within} permanently`);

@@ -46,9 +46,21 @@ export async function describeMailing(api: Api, id: number): Promise<string> {
   return `mailing ${id} "${m.name}"${m.send_at ? `, scheduled for ${humanDate(m.send_at)}` : ''}`;
 }
 
+type StatusCounts = Record<string, number>;
+
 /**
- * How many records of a windowed list match: read-only, a page at a time. A dry
- * run uses it where the service has no count for the question.
+ * How many members, of the account or of a group, live or archived, of one status or
+ * of any: the counts the service keeps, so a dry run costs the same at 1k and 1M.
+ */
+export async function countMembers(api: Api, which: { group_id?: number; archived?: boolean; status?: string }): Promise<number> {
+  const counts = await api.get<{ live: StatusCounts; archived: StatusCounts }>('/members/counts', { group_id: which.group_id });
+  const byStatus = counts[which.archived ? 'archived' : 'live'];
+  return which.status ? (byStatus[which.status] ?? 0) : Object.values(byStatus).reduce((a, b) => a + b, 0);
+}
+
+/**
+ * How many records of a windowed list match, read a page at a time: only where the
+ * service keeps no count for the question (the members holding a field's value).
  */
 export async function countWhere<T>(api: Api, path: string, query: Record<string, string | boolean | undefined>, match: (row: T) => boolean) {
   let n = 0;

@@ -1,28 +1,18 @@
 /**
  * How response reports are shown to people: the rates beside the counts, a
  * side-by-side comparison, and the live `--watch` view (Ink and React load only when
- * it is drawn, on a terminal). The counts themselves are the service's.
+ * it is drawn, on a terminal). The counts themselves are the service's, and so is the
+ * list of them (src/service/report-figures.ts, which the engine loads too: so this
+ * module is loaded only by the reports commands, when they run, or esbuild would split
+ * that list into a file every command loads).
  */
 import type { Api } from '../client/api.js';
+import { MONTH_TABLE_FIGURES, SUMMARY_FIGURES, type SummaryFigureName } from '../service/report-figures.js';
 
 /** GET /response/{mailing_id}, as the service answers it. */
-export interface MailingResponse {
-  name: string;
-  subject: string;
-  recipient_count: number;
-  sent: number;
-  delivered: number;
-  bounced: number;
-  opened: number;
-  clicked_unique: number;
-  clicked: number;
-  forwarded: number;
-  opted_out: number;
-  signed_up: number;
-  shared: number;
-  in_progress: number;
+export type MailingResponse = { name: string; subject: string } & Record<'recipient_count' | SummaryFigureName | 'in_progress', number> & {
   [more: string]: unknown;
-}
+};
 
 type Counts = Pick<MailingResponse, 'sent' | 'delivered' | 'opened' | 'clicked'>;
 
@@ -38,23 +28,10 @@ export function rates(c: Counts) {
 }
 
 /** The figures a comparison and a summary table show, in this order. */
-export const SUMMARY_ROWS = [
-  'recipient_count',
-  'sent',
-  'delivered',
-  'bounced',
-  'opened',
-  'clicked_unique',
-  'clicked',
-  'forwarded',
-  'shared',
-  'opted_out',
-  'signed_up',
-  'in_progress',
-  'delivered_rate',
-  'open_rate',
-  'clicks_per_open',
-] as const;
+export const SUMMARY_ROWS = ['recipient_count', ...SUMMARY_FIGURES, 'in_progress', 'delivered_rate', 'open_rate', 'clicks_per_open'] as const;
+
+/** The columns of the month series' table, in this order. */
+export const MONTH_COLUMNS = ['year', 'month', 'mailings', ...MONTH_TABLE_FIGURES, 'delivered_rate', 'open_rate', 'clicks_per_open'];
 
 /** Several mailings side by side: one row a figure, one column a mailing. */
 export function comparison(reports: { mailing_id: number; report: MailingResponse }[]) {

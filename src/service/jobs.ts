@@ -2,7 +2,8 @@
  * The one job runner: whichever process holds the database advances due work in
  * short slices: member imports (POST /members) first, then inbound events (their
  * workflows), then mailing and SMS sends, then the refresh of saved searches whose
- * stored result may be stale, then the purge of sub-accounts retired 30 days ago.
+ * stored result may be stale, then the purge of sub-accounts retired 30 days ago, then
+ * the prune of webhook deliveries and events past retention.
  * `amsg serve` calls it
  * in the background, the local transport after each request.
  */
@@ -14,6 +15,7 @@ import { advanceSms } from './sms/sending.js';
 import { advanceSearches, ownWrites } from './searches.js';
 import { advancePurges } from './subaccounts.js';
 import { advanceInbound } from './workflows.js';
+import { advanceWebhookPrune } from './webhooks/retention.js';
 
 /** Runs due jobs for up to budgetMs; answers whether work is left. */
 export function advanceJobs(db: Db, clock: Clock, budgetMs: number): boolean {
@@ -29,5 +31,7 @@ export function advanceJobs(db: Db, clock: Clock, budgetMs: number): boolean {
   const searchesLeft = advanceSearches(db, clock, left());
   // A purge removes only a retired account's rows, which no search of a live account holds.
   const purgesLeft = ownWrites(db, () => advancePurges(db, clock, left()));
-  return importsLeft || inboundLeft || mailingsLeft || smsLeft || searchesLeft || purgesLeft;
+  // The outbox is written by firing alone, which no search looks at.
+  const pruneLeft = ownWrites(db, () => advanceWebhookPrune(db, clock, left()));
+  return importsLeft || inboundLeft || mailingsLeft || smsLeft || searchesLeft || purgesLeft || pruneLeft;
 }

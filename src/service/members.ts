@@ -173,6 +173,26 @@ export function countMembers(ctx: Ctx, q: MemberListQuery): number {
     .get(ctx.accountId, which.from, which.to) as number;
 }
 
+export type StatusCounts = Record<(typeof MEMBER_STATUSES)[number], number>;
+
+/**
+ * Members by status, live and archived, of the account or of one of its groups: the
+ * counts the writers keep (src/store/counters.ts), a few rows at any audience size.
+ */
+export function memberCounts(ctx: Ctx, groupId?: number): { live: StatusCounts; archived: StatusCounts } {
+  if (groupId !== undefined && !stmt(ctx.db, 'SELECT 1 FROM member_groups WHERE account_id = ? AND member_group_id = ? AND deleted_at IS NULL').get(ctx.accountId, groupId))
+    throw notFound(`group ${groupId} not found`);
+  const rows = (
+    groupId === undefined
+      ? stmt(ctx.db, 'SELECT member_status_id, archived, n FROM member_counts WHERE account_id = ?').all(ctx.accountId)
+      : stmt(ctx.db, 'SELECT member_status_id, archived, n FROM group_counts WHERE member_group_id = ?').all(groupId)
+  ) as { member_status_id: (typeof MEMBER_STATUSES)[number]; archived: 0 | 1; n: number }[];
+  const zero = () => Object.fromEntries(MEMBER_STATUSES.map((st) => [st, 0])) as StatusCounts;
+  const counts = { live: zero(), archived: zero() };
+  for (const r of rows) counts[r.archived ? 'archived' : 'live'][r.member_status_id] += r.n;
+  return counts;
+}
+
 function countMembersOf(ctx: Ctx, which: 'live' | 'archived' | 'all'): number {
   const archived = which === 'live' ? '0' : which === 'archived' ? '1' : '0, 1';
   return stmt(ctx.db, `SELECT ifnull(sum(n), 0) FROM member_counts WHERE account_id = ? AND archived IN (${archived})`)

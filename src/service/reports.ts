@@ -22,42 +22,12 @@ import { windowOf, type Window } from './paging.js';
 import { FieldCatalog } from './fields.js';
 import { mailingRow, type MailingRow } from './mailings.js';
 import { parseDeletedRange, type MemberRow } from './members.js';
+import { FIGURES, RESPONSE_COUNTERS, type CounterName, type FigureName } from './report-figures.js';
 
 /** Mailing types a response report exists for; any other type is a 404, as in the real service. */
 const REPORTED_TYPES = ['m', 't', 'r', 's', 'c'];
 
-export const COUNT_NAMES = [
-  'sent',
-  'delivered',
-  'bounced',
-  'opened',
-  'clicked_unique',
-  'clicked',
-  'forwarded',
-  'opted_out',
-  'signed_up',
-  'shared',
-  'share_clicked',
-  'webview_shared',
-  'webview_share_clicked',
-] as const;
-/** The counts of a month of the series, in the real service's order. */
-const SERIES_COUNTS = [
-  'sent',
-  'delivered',
-  'bounced',
-  'opened',
-  'clicked_unique',
-  'clicked',
-  'forwarded',
-  'shared',
-  'share_clicked',
-  'webview_shared',
-  'webview_share_clicked',
-  'opted_out',
-  'signed_up',
-] as const;
-type Counts = Record<(typeof COUNT_NAMES)[number] | 'in_progress' | 'bounced_hard', number>;
+type Counts = Record<CounterName, number>;
 
 // ---------------------------------------------------------------- writers (the send)
 
@@ -151,7 +121,7 @@ function scopeOf(ctx: Ctx, mailingId: number): Scope {
     : { mailing, sentId: mailing.split_test_id, contentId: mailing.mailing_id };
 }
 
-const ZERO: Counts = Object.fromEntries([...COUNT_NAMES, 'in_progress', 'bounced_hard'].map((k) => [k, 0])) as Counts;
+const ZERO = Object.fromEntries(RESPONSE_COUNTERS.map((c) => [c.name, 0])) as Counts;
 
 function countsOf(ctx: Ctx, s: Scope): Counts {
   const row = stmt(ctx.db, 'SELECT * FROM mailing_response WHERE mailing_id = ?').get(s.mailing.mailing_id) as Counts | undefined;
@@ -162,7 +132,7 @@ function countsOf(ctx: Ctx, s: Scope): Counts {
   return counts;
 }
 
-export interface MailingResponse extends Omit<Counts, 'bounced_hard'> {
+export interface MailingResponse extends Record<FigureName | 'in_progress', number> {
   name: string;
   subject: string;
   recipient_count: number;
@@ -176,24 +146,12 @@ export function mailingResponse(ctx: Ctx, mailingId: number): MailingResponse {
     name: s.mailing.name,
     subject: s.mailing.subject,
     recipient_count: s.mailing.recipient_count,
-    sent: c.sent,
-    delivered: c.delivered,
-    bounced: c.bounced,
-    opened: c.opened,
-    clicked_unique: c.clicked_unique,
-    clicked: c.clicked,
-    forwarded: c.forwarded,
-    opted_out: c.opted_out,
-    signed_up: c.signed_up,
-    shared: c.shared,
-    share_clicked: c.share_clicked,
-    webview_shared: c.webview_shared,
-    webview_share_clicked: c.webview_share_clicked,
+    ...(Object.fromEntries(FIGURES.map((f) => [f, c[f]])) as Record<FigureName, number>),
     in_progress: c.in_progress,
   };
 }
 
-export type MonthResponse = { account_id: number; month: number; year: number; mailings: number } & Record<(typeof COUNT_NAMES)[number], number>;
+export type MonthResponse = { account_id: number; month: number; year: number; mailings: number } & Record<FigureName, number>;
 
 /**
  * GET /response: the account's sent mailings by the month their send started (test
@@ -205,7 +163,7 @@ export function accountResponse(ctx: Ctx, q: { range?: string; include_archived?
   const rows = stmt(
     ctx.db,
     `SELECT CAST(substr(r.started_at, 6, 2) AS INTEGER) AS month, CAST(substr(r.started_at, 1, 4) AS INTEGER) AS year,
-            COUNT(*) AS mailings, ${SERIES_COUNTS.map((c) => `SUM(r.${c}) AS ${c}`).join(', ')}
+            COUNT(*) AS mailings, ${FIGURES.map((c) => `SUM(r.${c}) AS ${c}`).join(', ')}
        FROM mailing_response r CROSS JOIN mailings m ON m.mailing_id = r.mailing_id
       WHERE r.account_id = ? AND r.started_at IS NOT NULL AND r.started_at >= ? AND r.started_at < ?
         AND m.mailing_type <> 't' AND m.purged_at IS NULL AND (? OR m.archived_ts IS NULL)

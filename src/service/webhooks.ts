@@ -270,6 +270,12 @@ export function deleteAllWebhooks(ctx: Ctx): true {
 
 // ---------------------------------------------------------------- delivery log
 
+/**
+ * Delivered and failed deliveries are deleted this many days after they were made, and
+ * events once none names them (webhooks/retention.ts); pending ones are kept.
+ */
+export const WEBHOOK_RETENTION_DAYS = 30;
+
 export const DELIVERY_STATUSES = ['p', 'o', 'e'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
@@ -337,9 +343,21 @@ function attemptsOf(db: Db, deliveryId: number): AttemptRow[] {
   ).all(deliveryId) as AttemptRow[];
 }
 
+/**
+ * Why a delivery is missing. An id at or below the account's highest pruned delivery is
+ * said to be past retention: ids are never reused, so it was the account's and pruned,
+ * or was another account's, which this reveals nothing about.
+ */
+function missingDelivery(ctx: Ctx, deliveryId: number): string {
+  const through = stmt(ctx.db, 'SELECT pruned_through FROM webhook_retention WHERE account_id = ?').pluck().get(ctx.accountId) as number | undefined;
+  if (through !== undefined && deliveryId <= through)
+    return `delivery ${deliveryId} is past retention: delivered and failed deliveries are deleted ${WEBHOOK_RETENTION_DAYS} days after they were made, their events with them`;
+  return `delivery ${deliveryId} not found`;
+}
+
 export function getDelivery(ctx: Ctx, deliveryId: number): DeliveryRow & { attempt_log: AttemptRow[] } {
   const row = stmt(ctx.db, `${DELIVERY} WHERE d.account_id = ? AND d.delivery_id = ?`).get(ctx.accountId, deliveryId) as DeliveryRow | undefined;
-  if (!row) throw notFound(`delivery ${deliveryId} not found`);
+  if (!row) throw notFound(missingDelivery(ctx, deliveryId));
   return { ...row, attempt_log: attemptsOf(ctx.db, deliveryId) };
 }
 

@@ -506,9 +506,6 @@ function runAction(ctx: Ctx, action: Action, memberId: number, inboundId: number
 /** Events read per transaction at most: enough that a commit is a small share of the work. */
 const BATCH = 500;
 
-/** For tests: called after each event's work, before the batch commits (a throw there is a crash mid-batch). */
-export const processingHooks: { afterEvent?: (inboundId: number) => void } = {};
-
 interface Matcher {
   workflow_id: number;
   pairs: [string, Scalar][];
@@ -570,7 +567,6 @@ function processOne(
 ) {
   const now = stamp(clock.now());
   const mark = (outcome: Outcome, memberId: number | null, workflowIds: number[] | null) => {
-    processingHooks.afterEvent?.(event.inbound_id);
     stmt(db, "UPDATE inbound_events SET status = 'o', processed_at = ?, outcome = ?, member_id = ?, workflow_ids = ? WHERE inbound_id = ?").run(
       now,
       outcome,

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeService, T0, type TestService } from '../helpers.js';
 import { openDb } from '../../src/store/db.js';
 import { advanceJobs } from '../../src/service/jobs.js';
-import { advanceInbound, INBOUND_LIMIT, processingHooks } from '../../src/service/workflows.js';
+import { advanceInbound, INBOUND_LIMIT } from '../../src/service/workflows.js';
 import { addMember, atD, countRows, createField, createGroups, expectFieldError, groupMemberIds, ok, setStatus } from './util.js';
 
 let s: TestService;
@@ -16,7 +16,6 @@ beforeEach(() => {
   s = makeService();
 });
 afterEach(() => {
-  processingHooks.afterEvent = undefined;
   s.close();
 });
 
@@ -355,17 +354,17 @@ describe('processing is idempotent and crash-safe', () => {
 
   it('a crash in the middle of a batch leaves every event of it queued and nothing of its work; the next run does it once', async () => {
     await setUp(30);
-    let seen = 0;
-    processingHooks.afterEvent = () => {
-      if (++seen === 20) throw new Error('killed');
-    };
+    // The 20th event's work is done and its mark fails: a crash after 19 events and a
+    // half of the batch's work (a temporary trigger: this connection's alone, gone on close).
+    s.db.exec(`CREATE TEMP TRIGGER crash_mid_batch BEFORE UPDATE OF status ON main.inbound_events WHEN NEW.inbound_id = 20
+                 BEGIN SELECT RAISE(ABORT, 'killed'); END`);
     expect(() => advanceJobs(s.db, s.clock, 1_000)).toThrow('killed');
     expect(countRows(s, 'inbound_events', "status = 'q'")).toBe(30);
     expect(countRows(s, 'workflow_runs')).toBe(0);
     expect(countRows(s, 'member_events')).toBe(0);
     expect(countRows(s, 'group_members')).toBe(0);
     expect(await ok(s, 'GET', '/1/events/inbound', { query: { outcome: 'queued', count: '1' } })).toBe(30);
-    processingHooks.afterEvent = undefined;
+    s.db.exec('DROP TRIGGER crash_mid_batch');
     runJobs();
     processedOnce(30);
     expect(await ok(s, 'GET', '/1/events/inbound', { query: { outcome: 'ran', count: '1' } })).toBe(30);
@@ -380,7 +379,6 @@ describe('processing is idempotent and crash-safe', () => {
       // Zero budgets: each call does one slice and stops.
       let turns = 0;
       for (let more = true; more && turns < 1000; turns++) {
-        processingHooks.afterEvent = undefined;
         more = advanceInbound(turns % 2 ? other : s.db, s.clock, 0);
       }
       processedOnce(40);

@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeService, type TestService } from '../helpers.js';
 import { advanceJobs } from '../../src/service/jobs.js';
+import { advanceWebhookPrune, PRUNABLE_DELIVERIES, PRUNABLE_EVENTS } from '../../src/service/webhooks/retention.js';
 import { initialize } from '../../src/service/accounts.js';
 import { addMember, createField, createGroups, ok } from './util.js';
 
@@ -250,6 +251,21 @@ describe('list routes read in index order, without a sort or a scan of the audie
         expect(bad, `${sql.replace(/\s+/g, ' ').trim()}\n  plan: ${bad.join('; ')}`).toEqual([]);
       }
     });
+});
+
+describe('jobs walk an index, not a table', () => {
+  it('the webhook outbox prune reads settled deliveries and orphaned events in index order', async () => {
+    const cutoff = "'2026-12-01T00:00:00.000000'";
+    const { statements: all } = await s.capture(() => advanceWebhookPrune(s.db, s.clock, 0));
+    // Nothing is past retention here, so the step is its two finding statements.
+    const statements = all.filter((sql) => /^\s*(SELECT|DELETE)\b/i.test(sql));
+    expect(statements.length).toBe(2);
+    for (const sql of [...statements, PRUNABLE_DELIVERIES.replace('?', cutoff), `DELETE FROM webhook_events WHERE event_id IN (${PRUNABLE_EVENTS.replace('?', cutoff)})`])
+      expect(offending(sql), sql).toEqual([]);
+    const plan = (sql: string) => (s.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((p) => p.detail).join('; ');
+    expect(plan(PRUNABLE_DELIVERIES.replace('?', cutoff))).toContain('USING INDEX webhook_deliveries_settled');
+    expect(plan(PRUNABLE_EVENTS.replace('?', cutoff))).toMatch(/webhook_events_occurred.*webhook_deliveries_event/);
+  });
 });
 
 describe('the plan check itself', () => {

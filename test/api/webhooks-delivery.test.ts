@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
 import { makeService, T0, type TestService } from '../helpers.js';
 import { Deliverer, MAX_ATTEMPTS, TIMEOUT_MS, backoffMs } from '../../src/service/webhooks/deliver.js';
 import { verifySignature } from '../../src/service/webhooks/sign.js';
 import { addMember, atD, ok } from './util.js';
+import { startReceiver } from './receiver.js';
 
 /**
  * Delivery: signed posts to a receiver on 127.0.0.1, retries with backoff on the
@@ -21,7 +21,7 @@ interface Received {
 }
 
 let s: TestService;
-let server: Server;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let base: string;
 let received: Received[];
 /** How the receiver answers the next request (default 200). */
@@ -31,7 +31,7 @@ beforeEach(async () => {
   s = makeService();
   received = [];
   answer = (_req, res) => res.end('ok');
-  server = createServer((req, res) => {
+  receiver = await startReceiver((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
@@ -40,12 +40,10 @@ beforeEach(async () => {
       answer(r, res);
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = receiver.base;
 });
 afterEach(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
+  await receiver.close();
   s.close();
 });
 
@@ -270,10 +268,9 @@ describe('order, leases and slow receivers', () => {
   });
 
   it('a receiver that never answers holds up neither other webhooks nor the service', async () => {
-    const slow = createServer(() => undefined);
-    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    const slow = await startReceiver(() => undefined);
     try {
-      await ok(s, 'POST', '/1/webhooks', { body: { url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/`, event: 'member_add' } });
+      await ok(s, 'POST', '/1/webhooks', { body: { url: `${slow.base}/`, event: 'member_add' } });
       await register();
       const d = new Deliverer(s.db, s.clock, { timeoutMs: 5_000 });
       d.start(20);
@@ -289,8 +286,7 @@ describe('order, leases and slow receivers', () => {
       // The hanging post was given back, not counted.
       expect(s.db.prepare('SELECT attempts, lease_pid FROM webhook_deliveries WHERE webhook_id = 1 ORDER BY delivery_id LIMIT 1').get()).toEqual({ attempts: 0, lease_pid: null });
     } finally {
-      slow.closeAllConnections();
-      await new Promise((r) => slow.close(r));
+      await slow.close();
     }
   });
 

@@ -142,6 +142,15 @@ describe.each<Mode>(['local', 'remote'])('--dry-run (%s)', (mode) => {
     });
     expect(await json('members', 'purge-archived', '--dry-run')).toEqual({ dry_run: true, would: 'erase 1 archived member permanently', count: 1 });
     expect(await json('members', 'purge-archived', '--status', 'a', '--dry-run')).toMatchObject({ count: 0 });
+    // Counted from the service's kept counts: by status, in a group, archived or live.
+    expect(await json('members', 'purge-archived', '--status', 'o', '--group', 'Trial', '--dry-run')).toEqual({
+      dry_run: true,
+      would: 'erase 1 archived opted out member of group "Trial" (1) permanently',
+      count: 1,
+    });
+    expect(await json('members', 'delete', '--status', 'o', '--dry-run')).toEqual({ dry_run: true, would: 'archive 1 opted out member', count: 1 });
+    expect(await json('members', 'move-status', '--from', 'o', '--to', 'a', '--dry-run')).toEqual({ dry_run: true, would: 'move 1 opted out member to active', count: 1 });
+    expect(await json('members', 'move-status', '--from', 'f', '--to', 'a', '--group', 'Trial', '--dry-run')).toMatchObject({ count: 0 });
     expect(await json('members', 'purge', 'a@example.com', '--dry-run')).toMatchObject({ would: 'erase member a@example.com (1) permanently' });
     expect(await json('fields', 'clear', 'last_name', '--dry-run')).toEqual({
       dry_run: true,

@@ -6,14 +6,13 @@
 import * as s from '../schema.js';
 import { invalid, type Schema } from '../schema.js';
 import { route } from '../route.js';
+import { listQuery, windowedList } from './lists.js';
 import { atD } from '../codecs.js';
 import * as events from '../../service/events.js';
 import { EVENTS, TOUCHPOINTS, type Kind, type RecordInput, type RecordRow, type TypeRow } from '../../service/events.js';
 import * as inbound from '../../service/workflows.js';
 import { QUEUED, type InboundRecord, type Outcome, type RunRecord } from '../../service/workflows.js';
 
-const listQuery = s.object({ ...s.windowParams(), count: s.optional(s.flag()) });
-const memberId = s.object({ member_id: s.idText() });
 
 /** `attributes`: any JSON object, stored and answered as given (null for none). */
 const attributes: Schema<Record<string, unknown> | null> = {
@@ -153,17 +152,15 @@ function kindRoutes(kind: Kind, base: string, plural: string) {
       handler: ({ ctx, body }) =>
         events.recordMany(ctx, kind, (body as Record<string, Record<string, unknown>[]>)[kind.itemsKey].map(toInput)).map(record),
     }),
-    route({
+    windowedList({
       op: `${plural}.member`,
-      access: 'user',
-      method: 'GET',
       path: `/{account_id}/${base}/members/{member_id}`,
+      id: 'member_id',
       summary: `A member's ${plural} in the order they were recorded (404 no member)`,
-      params: memberId,
-      query: listQuery,
-      returns: `array of ${kind.noun}, or an integer with count=true`,
-      handler: ({ ctx, params, query }) =>
-        query.count ? events.countMemberRecords(ctx, kind, params.member_id) : events.memberRecords(ctx, kind, params.member_id, query).map(record),
+      item: kind.noun,
+      list: (ctx, id, window) => events.memberRecords(ctx, kind, id, window),
+      count: (ctx, id) => events.countMemberRecords(ctx, kind, id),
+      encode: record,
     }),
   ];
 }

@@ -44,6 +44,17 @@ export const memberRoutes = [
       query.count ? members.countMembers(ctx, query) : members.listMembers(ctx, query).map(enc.member),
   }),
   route({
+    op: 'members.counts',
+    access: 'user',
+    method: 'GET',
+    path: '/{account_id}/members/counts',
+    summary: "Members by status, live and archived, of the account or of one group (kept counts: the same cost at any size)",
+    extension: true,
+    query: s.object({ group_id: s.optional(s.idText()) }),
+    returns: '{live: {a, e, o, f}, archived: {a, e, o, f}}',
+    handler: ({ ctx, query }) => members.memberCounts(ctx, query.group_id),
+  }),
+  route({
     op: 'members.get',
     access: 'user',
     method: 'GET',

@@ -1,12 +1,11 @@
 import * as s from '../schema.js';
 import { route, type Route } from '../route.js';
+import { listParams, windowedList } from './lists.js';
 import { atD } from '../codecs.js';
 import * as reports from '../../service/reports.js';
 import type { Ctx } from '../../service/context.js';
 
 const mailingId = s.object({ mailing_id: s.idText() });
-const listParams = { ...s.windowParams(), count: s.optional(s.flag()) };
-const listQuery = s.object(listParams);
 
 /** A list row on the wire: its times as `@D:` (the rows are otherwise the service's). */
 function encodeRow<T extends { timestamp?: string | null; member_since?: string }>(row: T): T {
@@ -19,23 +18,17 @@ function encodeRow<T extends { timestamp?: string | null; member_since?: string 
 const encodeList = (v: unknown[] | number) => (typeof v === 'number' ? v : (v as { timestamp?: string }[]).map(encodeRow));
 
 /** One list of a mailing's response: GET /{account_id}/response/{mailing_id}/{name}. */
-function responseList(
-  name: string,
-  summary: string,
-  returns: string,
-  list: (ctx: Ctx, id: number, q: reports.ListQuery) => unknown[] | number,
-): Route {
-  return route({
+function responseList(name: string, summary: string, item: string, list: (ctx: Ctx, id: number, q: reports.ListQuery) => unknown[] | number): Route {
+  return windowedList({
     op: `response.${name}`,
-    access: 'user',
-    method: 'GET',
     path: `/{account_id}/response/{mailing_id}/${name}`,
+    id: 'mailing_id',
     summary,
     extension: true,
-    params: mailingId,
-    query: listQuery,
-    returns: `array of ${returns}, or an integer with count=true`,
-    handler: ({ ctx, params, query }) => encodeList(list(ctx, params.mailing_id, query)),
+    item,
+    list: (ctx, id, window) => list(ctx, id, window) as { timestamp?: string }[],
+    count: (ctx, id) => list(ctx, id, { count: true }) as number,
+    encode: encodeRow,
   });
 }
 

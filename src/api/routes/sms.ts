@@ -1,6 +1,7 @@
 import * as s from '../schema.js';
 import { invalid, type Schema } from '../schema.js';
 import { route } from '../route.js';
+import { listParams, windowedList } from './lists.js';
 import * as enc from '../sms-encode.js';
 import * as campaigns from '../../service/sms/campaigns.js';
 import * as sending from '../../service/sms/sending.js';
@@ -11,7 +12,6 @@ import type { Ctx } from '../../service/context.js';
 
 const campaignId = s.object({ campaign_id: s.idText() });
 const ids = () => s.optional(s.array(s.id()));
-const listQuery = s.object({ ...s.windowParams(), count: s.optional(s.flag()) });
 
 /** A UTC calendar day, `YYYY-MM-DD` (2026-13-01 and 2026-02-30 are refused). */
 const day = (): Schema<string> => ({
@@ -62,7 +62,7 @@ export const smsRoutes = [
     method: 'GET',
     path: '/{account_id}/sms/campaigns',
     summary: 'SMS campaigns in id order (archived ones with include_archived)',
-    query: s.object({ ...s.windowParams(), count: s.optional(s.flag()), include_archived: s.optional(s.flag()) }),
+    query: s.object({ ...listParams, include_archived: s.optional(s.flag()) }),
     returns: 'array of SMS campaign, or an integer with count=true',
     handler: ({ ctx, query }) =>
       query.count
@@ -153,33 +153,25 @@ export const smsRoutes = [
     returns: 'integer (sms_campaign_id of the copy)',
     handler: ({ ctx, params, body }) => campaigns.copyCampaign(ctx, params.campaign_id, body),
   }),
-  route({
+  windowedList({
     op: 'sms.campaigns.deliveries',
-    access: 'user',
-    method: 'GET',
     path: '/{account_id}/sms/campaigns/{campaign_id}/deliveries',
+    id: 'campaign_id',
     summary: "A campaign's deliveries, in member id order",
-    params: campaignId,
-    query: listQuery,
-    returns: 'array of SMS delivery, or an integer with count=true',
-    handler: ({ ctx, params, query }) =>
-      query.count
-        ? campaigns.countDeliveries(ctx, params.campaign_id)
-        : campaigns.listDeliveries(ctx, params.campaign_id, query).map(enc.delivery),
+    item: 'SMS delivery',
+    list: campaigns.listDeliveries,
+    count: campaigns.countDeliveries,
+    encode: enc.delivery,
   }),
-  route({
+  windowedList({
     op: 'sms.campaigns.clicks',
-    access: 'user',
-    method: 'GET',
     path: '/{account_id}/sms/campaigns/{campaign_id}/clicks',
+    id: 'campaign_id',
     summary: "A campaign's clicks, in the order they came",
-    params: campaignId,
-    query: listQuery,
-    returns: 'array of SMS click, or an integer with count=true',
-    handler: ({ ctx, params, query }) =>
-      query.count
-        ? campaigns.countClicks(ctx, params.campaign_id)
-        : campaigns.listClicks(ctx, params.campaign_id, query).map(enc.click),
+    item: 'SMS click',
+    list: campaigns.listClicks,
+    count: campaigns.countClicks,
+    encode: enc.click,
   }),
   route({
     op: 'sms.creditUsage',

@@ -4,13 +4,13 @@
  */
 import * as s from '../schema.js';
 import { route } from '../route.js';
+import { listQuery, windowedList } from './lists.js';
 import { atD } from '../codecs.js';
 import * as workflows from '../../service/workflows.js';
 import type { WorkflowRecord } from '../../service/workflows.js';
 import { encodeRun } from './events.js';
 
 const workflowId = s.object({ workflow_id: s.idText() });
-const listQuery = s.object({ ...s.windowParams(), count: s.optional(s.flag()) });
 const name = s.string({ min: 1, max: 255 });
 /** Checked by the service, which names the pair or action (and its field) that is wrong. */
 const matchSchema = s.any();
@@ -81,17 +81,15 @@ export const workflowRoutes = [
     returns: 'true',
     handler: ({ ctx, params }) => workflows.deleteWorkflow(ctx, params.workflow_id),
   }),
-  route({
+  windowedList({
     op: 'workflows.runs',
-    access: 'user',
-    method: 'GET',
     path: '/{account_id}/workflows/{workflow_id}/runs',
+    id: 'workflow_id',
     summary: 'The runs of a workflow, oldest first: the event, the member, and each action with its result',
     extension: true,
-    params: workflowId,
-    query: listQuery,
-    returns: 'array of workflow run, or an integer with count=true',
-    handler: ({ ctx, params, query }) =>
-      query.count ? workflows.countWorkflowRuns(ctx, params.workflow_id) : workflows.workflowRuns(ctx, params.workflow_id, query).map(encodeRun),
+    item: 'workflow run',
+    list: workflows.workflowRuns,
+    count: workflows.countWorkflowRuns,
+    encode: encodeRun,
   }),
 ];
