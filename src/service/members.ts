@@ -195,8 +195,38 @@ function rowByEmail(ctx: Ctx, email: string): MemberRow | undefined {
     | undefined;
 }
 
+/**
+ * The columns of a MemberRow in a fixed order, for the hot read of one member by id:
+ * read as an array (`raw`), a row costs about half what the same row as an object of
+ * 17 named columns does, which was most of a `GET /members/{id}`'s database time.
+ */
+const MEMBER_BY_ID = `SELECT member_id, account_id, email, member_status_id, plaintext_preferred, bounce_count, member_since,
+  last_modified_at, deleted_at, field_values, sms_phone_number, sms_region_code, sms_transactional_status,
+  sms_transactional_status_updated_at, sms_promotional_status, sms_promotional_status_updated_at
+  FROM members WHERE account_id = ? AND member_id = ?`;
+
 export function getMember(ctx: Ctx, memberId: number, includeDeleted = false): MemberRecord {
-  return toMember(memberRow(ctx, memberId, includeDeleted), FieldCatalog.of(ctx));
+  const r = stmt(ctx.db, MEMBER_BY_ID).raw().get(ctx.accountId, memberId) as unknown[] | undefined;
+  if (!r || (r[8] && !includeDeleted)) throw notFound(`member ${memberId} not found`);
+  const row: MemberRow = {
+    member_id: r[0] as number,
+    account_id: r[1] as number,
+    email: r[2] as string,
+    member_status_id: r[3] as MemberStatus,
+    plaintext_preferred: r[4] as number,
+    bounce_count: r[5] as number,
+    member_since: r[6] as string,
+    last_modified_at: r[7] as string,
+    deleted_at: r[8] as string | null,
+    field_values: r[9] as string,
+    sms_phone_number: r[10] as string | null,
+    sms_region_code: r[11] as string | null,
+    sms_transactional_status: r[12] as 'a' | 'o' | null,
+    sms_transactional_status_updated_at: r[13] as string | null,
+    sms_promotional_status: r[14] as 'a' | 'o' | null,
+    sms_promotional_status_updated_at: r[15] as string | null,
+  };
+  return toMember(row, FieldCatalog.of(ctx));
 }
 
 export function getMemberByEmail(ctx: Ctx, email: string, includeDeleted = false): MemberRecord {
