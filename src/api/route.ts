@@ -20,6 +20,12 @@ export interface RouteInput<P, Q, B> {
   params: P;
   query: Q;
   body: B;
+  /**
+   * The body as the JSON text it came in (HTTP), for a handler that stores it as it
+   * is instead of writing the parsed value out again; undefined from the local
+   * transport, which hands over the value.
+   */
+  text?: string;
 }
 
 /**

@@ -135,6 +135,7 @@ export class Router {
         params: route.params ? route.params.parse(params, '') : params,
         query: (route.query ?? NO_INPUT).parse(req.query, ''),
         body: route.body ? route.body.parse(bodyOf(req), '') : {},
+        text: req.json === undefined ? req.body : undefined,
       }),
       !!this.options.strict,
     );

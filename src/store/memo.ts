@@ -12,7 +12,30 @@ function generation(db: Db): string {
 
 /** Moves when another connection commits (or, inside a read snapshot, the snapshot's). */
 function externalGeneration(db: Db): number {
-  return snapshots.get(db) ?? (stmt(db, 'PRAGMA data_version').pluck().get() as number);
+  const snapshot = snapshots.get(db);
+  if (snapshot !== undefined) return snapshot;
+  const turn = perTurn.get(db);
+  if (!turn) return stmt(db, 'PRAGMA data_version').pluck().get() as number;
+  if (turn.version === undefined) {
+    turn.version = stmt(db, 'PRAGMA data_version').pluck().get() as number;
+    setImmediate(() => (turn.version = undefined));
+  }
+  return turn.version;
+}
+
+/** Connections that look at other connections' commits once per turn of the event loop (checkOncePerTurn). */
+const perTurn = new WeakMap<Db, { version: number | undefined }>();
+
+/**
+ * `amsg serve`: the memos look for other connections' commits once per turn of the
+ * event loop, not once per request outside a read snapshot (a write's key check):
+ * `PRAGMA data_version` outside a transaction takes and drops the read lock, which cost
+ * as much as the rest of accepting an event. The requests answered in one turn arrived
+ * together, so seeing another process's commit from the next turn on is the same as
+ * their having arrived just before it. This connection's own writes still count at once.
+ */
+export function checkOncePerTurn(db: Db): void {
+  perTurn.set(db, { version: undefined });
 }
 
 interface Watch {
