@@ -29,6 +29,7 @@ import * as webhooks from './019-webhooks.js';
 import * as fieldRelationships from './020-field-relationships.js';
 import * as responseCounters from './021-response-counters.js';
 import * as smsKeptCounts from './022-sms-kept-counts.js';
+import * as memberOrder from './024-member-order.js';
 
 export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '001-spine', sql: spine.sql },
@@ -53,4 +54,5 @@ export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '020-field-relationships', sql: fieldRelationships.sql },
   { name: '021-response-counters', sql: responseCounters.sql },
   { name: '022-sms-kept-counts', sql: smsKeptCounts.sql },
+  { name: '024-member-order', sql: memberOrder.sql },
 ];
