@@ -2,7 +2,7 @@
  * How many times an account's list of live members has changed other than at its end:
  * a member archived, restored or deleted. A new member is appended at the end (ids
  * only grow), which moves no one else's position; anything else counted here does.
- * The member list keeps the ids at every 1,000th position of a list (src/service/members.ts,
+ * The member list keeps the ids at every 100th position of a list (src/service/members.ts,
  * pageAnchors) while this count stays the same, so a page deep in a large list starts
  * from the nearest one instead of walking the index from its first entry (OFFSET).
  */
