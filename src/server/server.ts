@@ -7,7 +7,7 @@ import type { Db } from '../store/db.js';
 import type { Clock } from '../service/clock.js';
 import type { ImportWriter } from '../service/import-writer.js';
 import { authenticate } from '../service/accounts.js';
-import { memoOnTables, readSnapshot } from '../store/memo.js';
+import { memoOnTables } from '../store/memo.js';
 import { Router, type ApiRequest, type ApiResponse } from '../api/router.js';
 import { openapiDocument } from '../api/openapi.js';
 import { VERSION } from '../version.js';
@@ -253,17 +253,6 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   // Not an async function: a GET with no body is answered without a promise, which
   // is a measurable share of a small request's cost (bench/RESULTS.md).
   const server = http.createServer((req, res) => {
-    // A GET never writes, so its key check and its answer share one read snapshot: one
-    // read lock and one generation check for the memos, instead of one for the key and
-    // one for the answer (the router sees the open snapshot and reads in it).
-    try {
-      if (req.method === 'GET') readSnapshot(opts.db, () => route(req, res));
-      else route(req, res);
-    } catch (err) {
-      fail(res, err); // the snapshot could not begin or end (the route answers its own errors)
-    }
-  });
-  const route = (req: http.IncomingMessage, res: http.ServerResponse) => {
     try {
       const target = req.url ?? '/';
       const q = target.indexOf('?');
@@ -277,7 +266,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       }
       const header = req.headers.authorization;
       // A known pair is not decoded and hashed again until a key or a user changes (a
-      // revoked key does) or another connection commits, which keeps the key check
+      // revoked key does) or another connection commits (looked for once per turn of the
+      // event loop: checkOncePerTurn), which keeps the key check
       // off every request's cost, a write's too.
       const actor =
         header &&
@@ -318,7 +308,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     } catch (err) {
       fail(res, err);
     }
-  };
+  });
   /**
    * `POST /_sandbox/reset`: the owner's key only (it replaces every account's data),
    * answered once the starting state is back. Requests that arrive meanwhile wait on
