@@ -160,24 +160,26 @@ const PAGE_IDS_AFTER = {
 /** Anchors are kept at every this many positions of a list. */
 export const ANCHOR_EVERY = 100;
 
-/** Per connection, per account and list: the member_order count they were read under and the ids. */
-const anchors = new WeakMap<Db, Map<string, { changes: number; ids: number[] }>>();
+/** Per connection, per account and list: the member_order version they were read under and the ids. */
+const anchors = new WeakMap<Db, Map<string, { version: number; ids: number[] }>>();
 
 /**
  * The id of the member just before position `k * ANCHOR_EVERY` of a list (k ≥ 1), so a
  * page that deep walks at most ANCHOR_EVERY index entries past it instead of every
  * entry before it (an OFFSET of 20,000 was most of a page's cost under mixed load).
- * The ids stay right while the account's member_order count stays the same (new
+ * The ids stay right while the account's member_order version stays the same (new
  * members go to the end of every list: ids only grow), so they are read once and
  * kept; one archive, restore or delete reads them again, as they are needed.
  */
 function anchorBefore(ctx: Ctx, which: 'live' | 'archived' | 'all', k: number): number | undefined {
-  const changes = (stmt(ctx.db, 'SELECT changes FROM member_order WHERE account_id = ?').pluck().get(ctx.accountId) as number | undefined) ?? 0;
+  // No version (an account older than 024 that was retired): the anchors are not kept.
+  const version = stmt(ctx.db, 'SELECT version FROM member_order WHERE account_id = ?').pluck().get(ctx.accountId) as number | undefined;
+  if (version === undefined) return undefined;
   let byList = anchors.get(ctx.db);
   if (!byList) anchors.set(ctx.db, (byList = new Map()));
   const key = `${ctx.accountId}:${which}`;
   let kept = byList.get(key);
-  if (!kept || kept.changes !== changes) byList.set(key, (kept = { changes, ids: [] }));
+  if (!kept || kept.version !== version) byList.set(key, (kept = { version, ids: [] }));
   const next = stmt(ctx.db, PAGE_IDS_AFTER[which]).pluck();
   while (kept.ids.length < k) {
     const after = kept.ids.length ? kept.ids[kept.ids.length - 1] : 0;
