@@ -2,6 +2,8 @@
 import { spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync } from 'node:fs';
 import { once } from 'node:events';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** The median: the middle value, or the mean of the two middle values of an even count. */
 export const median = (xs) => {
@@ -99,4 +101,31 @@ export async function benchWorkspace({ name, bin, node = process.execPath, fail,
     return r.stdout;
   };
   return { dir, db, env, baseEnv, children, amsg };
+}
+
+/**
+ * What a bench of `amsg serve` starts with: the repository root, the CLI to run
+ * (AMSG_BENCH_BIN, a private build, or bin/amsg.js), node, `fail` (prints
+ * `bench/NAME: message` and exits 1), `int` (a positive whole number from the
+ * environment, or the default), autocannon (a devDependency), and `serveNodeArgs`:
+ * node options for the served process from BENCH_SERVE_NODE_ARGS, split on spaces
+ * (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the server under the load).
+ */
+export async function serveBench(name) {
+  const ROOT = fileURLToPath(new URL('..', import.meta.url));
+  const BIN = process.env.AMSG_BENCH_BIN ?? join(ROOT, 'bin', 'amsg.js');
+  const NODE = process.execPath;
+  const fail = (message) => {
+    process.stderr.write(`bench/${name}: ${message}\n`);
+    process.exit(1);
+  };
+  const int = (variable, dflt) => envInt(variable, dflt, fail);
+  let autocannon;
+  try {
+    ({ default: autocannon } = await import('autocannon'));
+  } catch (err) {
+    fail(`cannot load autocannon (a devDependency): run \`npm install\` (${err.message})`);
+  }
+  const serveNodeArgs = (process.env.BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  return { ROOT, BIN, NODE, fail, int, autocannon, serveNodeArgs };
 }

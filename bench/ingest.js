@@ -20,32 +20,16 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import { benchWorkspace, envInt, median, stopChild, writeMembersCsv } from './common.js';
+import { benchWorkspace, median, serveBench, stopChild, writeMembersCsv } from './common.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = process.env.AMSG_BENCH_BIN ?? join(ROOT, 'bin', 'amsg.js');
+const { ROOT, BIN, NODE, fail, int, autocannon, serveNodeArgs } = await serveBench('ingest');
 const BASELINE_SERVER = join(ROOT, 'bench', 'baseline-server.js');
-const NODE = process.execPath;
-
-function fail(message) {
-  process.stderr.write(`bench/ingest: ${message}\n`);
-  process.exit(1);
-}
-const int = (name, dflt) => envInt(name, dflt, fail);
 const MEMBERS = int('BENCH_INGEST_MEMBERS', 10_000);
 const EVENTS = int('BENCH_INGEST_EVENTS', 100_000);
 const CONNECTIONS = int('BENCH_INGEST_CONNECTIONS', 10);
 const SECONDS = int('BENCH_INGEST_SECONDS', 3);
 const ROUNDS = int('BENCH_INGEST_ROUNDS', 3);
 const WORKFLOWS = 20;
-
-let autocannon;
-try {
-  ({ default: autocannon } = await import('autocannon'));
-} catch (err) {
-  fail(`cannot load autocannon (a devDependency): run \`npm install\` (${err.message})`);
-}
 
 const { dir: TMP, db: DB, env: ENV, baseEnv, children, amsg } = await benchWorkspace({ name: 'ingest', bin: BIN, node: NODE, fail, timeoutMs: 600_000 });
 
@@ -95,7 +79,7 @@ function startChild(args, env) {
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited (${code})\n${stderr}`)));
   });
 }
-const startServe = () => startChild([BIN, 'serve', '--db', DB, '--port', '0'], ENV);
+const startServe = () => startChild([...serveNodeArgs, BIN, 'serve', '--db', DB, '--port', '0'], ENV);
 const startBaseline = () => startChild([BASELINE_SERVER], { ...baseEnv, AMSG_BENCH_BODY: '{"success":true}' });
 
 const headers = {

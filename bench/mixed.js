@@ -14,28 +14,12 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import { benchWorkspace, envInt, stopChild, writeMembersCsv } from './common.js';
+import { benchWorkspace, serveBench, stopChild, writeMembersCsv } from './common.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = process.env.AMSG_BENCH_BIN ?? join(ROOT, 'bin', 'amsg.js');
-const NODE = process.execPath;
-
-function fail(message) {
-  process.stderr.write(`bench/mixed: ${message}\n`);
-  process.exit(1);
-}
-const int = (name, dflt) => envInt(name, dflt, fail);
+const { BIN, NODE, fail, int, autocannon, serveNodeArgs } = await serveBench('mixed');
 const MEMBERS = int('BENCH_MIXED_MEMBERS', 20_000);
 const CONNECTIONS = int('BENCH_MIXED_CONNECTIONS', 16);
 const SECONDS = int('BENCH_MIXED_SECONDS', 8);
-
-let autocannon;
-try {
-  ({ default: autocannon } = await import('autocannon'));
-} catch (err) {
-  fail(`cannot load autocannon (a devDependency): run \`npm install\` (${err.message})`);
-}
 
 const { dir: TMP, db: DB, env: ENV, children, amsg } = await benchWorkspace({ name: 'mixed', bin: BIN, node: NODE, fail, timeoutMs: 300_000 });
 
@@ -50,7 +34,7 @@ const groups = JSON.parse(amsg('groups', 'list', '--json'));
 
 function startServe() {
   return new Promise((resolve, reject) => {
-    const child = spawn(NODE, [BIN, 'serve', '--db', DB, '--port', '0'], { env: ENV, stdio: ['ignore', 'pipe', 'pipe'], cwd: TMP });
+    const child = spawn(NODE, [...serveNodeArgs, BIN, 'serve', '--db', DB, '--port', '0'], { env: ENV, stdio: ['ignore', 'pipe', 'pipe'], cwd: TMP });
     children.add(child);
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));

@@ -20,6 +20,12 @@ export interface RouteInput<P, Q, B> {
   params: P;
   query: Q;
   body: B;
+  /**
+   * The body as the JSON text it came in (HTTP), for a handler that stores it as it
+   * is instead of writing the parsed value out again; undefined from the local
+   * transport, which hands over the value.
+   */
+  text?: string;
 }
 
 /**
@@ -44,6 +50,12 @@ export interface Route<P = any, Q = any, B = any> {
   params?: Schema<P>;
   query?: Schema<Q>;
   body?: Schema<B>;
+  /**
+   * false: a GET whose answer is one statement after the memos (a member by id) reads
+   * without a read snapshot: one statement is its own snapshot, and the snapshot's
+   * BEGIN, generation check and COMMIT cost more than that read (bench/RESULTS.md).
+   */
+  snapshot?: false;
   /** What the answer is, for openapi.json (e.g. 'member', 'true', 'integer'). */
   returns: string;
   handler(input: RouteInput<P, Q, B>): unknown | Promise<unknown>;

@@ -94,17 +94,20 @@ export class Router {
       // A GET never writes (test/api/get-never-writes.test.ts), so its reads share one
       // snapshot: one read lock instead of one a statement, one memo check. An
       // answer that streams (a download) reads after this, outside it.
-      const result = req.method === 'GET' ? readSnapshot(this.db, () => this.dispatch(req)) : this.dispatch(req);
+      const found = findRoute(this.matcher, req.method, req.path);
+      const result =
+        req.method === 'GET' && found?.data.route.snapshot !== false
+          ? readSnapshot(this.db, () => this.dispatch(req, found))
+          : this.dispatch(req, found);
       return result instanceof Promise ? result.catch(errorResponse) : result;
     } catch (err) {
       return errorResponse(err);
     }
   }
 
-  private dispatch(req: ApiRequest): ApiResponse | Promise<ApiResponse> {
+  private dispatch(req: ApiRequest, found: ReturnType<typeof findRoute<Match>>): ApiResponse | Promise<ApiResponse> {
     if (req.method === 'GET' && req.path === '/openapi.json')
       return { status: 200, body: openapiDocument(this.routes, VERSION) };
-    const found = findRoute(this.matcher, req.method, req.path);
     if (!found) {
       const other = this.allowedMethods(req.path);
       // HTTP requires a 405 to list the allowed methods in an Allow header too.
@@ -135,6 +138,7 @@ export class Router {
         params: route.params ? route.params.parse(params, '') : params,
         query: (route.query ?? NO_INPUT).parse(req.query, ''),
         body: route.body ? route.body.parse(bodyOf(req), '') : {},
+        text: req.json === undefined ? req.body : undefined,
       }),
       !!this.options.strict,
     );

@@ -7,6 +7,7 @@ import { preferAccepting } from '../service/workflows.js';
 import { Deliverer } from '../service/webhooks/deliver.js';
 import { startServer, type RunningServer } from './server.js';
 import { restoreSnapshot, takeSnapshot } from '../store/snapshot.js';
+import { checkOncePerTurn } from '../store/memo.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,6 +48,7 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
   }
   // Ingested events are processed between bursts, so accepting them stays fast.
   preferAccepting(db);
+  checkOncePerTurn(db);
   const running = await startServer({
     db,
     clock,

@@ -266,7 +266,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       }
       const header = req.headers.authorization;
       // A known pair is not decoded and hashed again until a key or a user changes (a
-      // revoked key does) or another connection commits, which keeps the key check
+      // revoked key does) or another connection commits (looked for once per turn of the
+      // event loop: checkOncePerTurn), which keeps the key check
       // off every request's cost, a write's too.
       const actor =
         header &&

@@ -1,11 +1,14 @@
 import { createRequire } from 'node:module';
 import { inTransaction, type Db } from '../store/db.js';
 import { stmt } from '../store/statements.js';
+import { memoOnTables } from '../store/memo.js';
 import { badRequest, notFound, forbidden } from '../errors.js';
 import { stamp, type Clock } from './clock.js';
 import type { Actor, Ctx, Role } from './context.js';
 
 // ---------------------------------------------------------------- accounts
+
+const ACCOUNT_TABLES = ['accounts'];
 
 /**
  * The one rule of who reaches which account, applied by the Router to every request
@@ -14,9 +17,12 @@ import type { Actor, Ctx, Role } from './context.js';
  * A retired account is reached by no one until it is purged, and then it is gone.
  */
 export function accountAccessible(db: Db, actor: Actor, accountId: number): boolean {
-  const row = stmt(db, 'SELECT parent_account_id, retired_at FROM accounts WHERE account_id = ?').get(accountId) as
-    | { parent_account_id: number | null; retired_at: string | null }
-    | undefined;
+  // Every request asks (the account in its path); accounts change rarely.
+  const row = memoOnTables(db, ACCOUNT_TABLES, `account:${accountId}`, () =>
+    stmt(db, 'SELECT parent_account_id, retired_at FROM accounts WHERE account_id = ?').get(accountId) as
+      | { parent_account_id: number | null; retired_at: string | null }
+      | undefined,
+  );
   if (!row || row.retired_at !== null) return false;
   if (accountId === actor.account_id) return true;
   if (row.parent_account_id !== actor.account_id) return false;

@@ -82,9 +82,9 @@ export function openDb(file: string, opts: OpenOptions = {}): Db {
   db.pragma('synchronous = NORMAL');
   migrate(db);
   if (opts.countTriggers !== false) installCountTriggers(db);
-  // The field catalog (FieldCatalog.of) and the server's key check are memoized on
+  // The field catalog (FieldCatalog.of), the server's key check and the account check are memoized on
   // writes to the tables they read alone (memoOnTables), not on every write.
-  watchTables(db, ['fields', 'field_relationships', 'api_keys', 'users', 'webhooks']);
+  watchTables(db, ['fields', 'field_relationships', 'api_keys', 'users', 'webhooks', 'accounts']);
   return db;
 }
 

@@ -12,16 +12,45 @@ function generation(db: Db): string {
 
 /** Moves when another connection commits (or, inside a read snapshot, the snapshot's). */
 function externalGeneration(db: Db): number {
-  return snapshots.get(db)?.external ?? (stmt(db, 'PRAGMA data_version').pluck().get() as number);
+  const snapshot = snapshots.get(db);
+  if (snapshot !== undefined) return snapshot;
+  const turn = perTurn.get(db);
+  if (!turn) return stmt(db, 'PRAGMA data_version').pluck().get() as number;
+  if (turn.version === undefined) {
+    turn.version = stmt(db, 'PRAGMA data_version').pluck().get() as number;
+    setImmediate(() => (turn.version = undefined));
+  }
+  return turn.version;
 }
 
+/** Connections that look at other connections' commits once per turn of the event loop (checkOncePerTurn). */
+const perTurn = new WeakMap<Db, { version: number | undefined }>();
+
 /**
- * Per watched table, how many rows this connection's statements have written to it:
- * bumped by TEMP triggers through a JS function, so it never moves back (a rolled
- * back write still counts; a counter kept in a table would be rolled back with it and
- * could come back to a value a different content was cached under).
+ * `amsg serve`: the memos look for other connections' commits once per turn of the
+ * event loop, not once per request outside a read snapshot (a write's key check):
+ * `PRAGMA data_version` outside a transaction takes and drops the read lock, which cost
+ * as much as the rest of accepting an event. The requests answered in one turn arrived
+ * together, so seeing another process's commit from the next turn on is the same as
+ * their having arrived just before it. This connection's own writes still count at once.
  */
-const tableWrites = new WeakMap<Db, Map<string, number>>();
+export function checkOncePerTurn(db: Db): void {
+  perTurn.set(db, { version: undefined });
+}
+
+interface Watch {
+  tables: ReadonlySet<string>;
+  /**
+   * How many rows this connection's statements have written to any watched table:
+   * bumped by TEMP triggers through a JS function, so it never moves back (a rolled
+   * back write still counts; a counter kept in a table would be rolled back with it
+   * and could come back to a value a different content was cached under). One number
+   * for all of them: they are written so rarely that telling them apart would only
+   * add a string per check to every request.
+   */
+  writes: number;
+}
+const watches = new WeakMap<Db, Watch>();
 
 /**
  * Watches tables whose memos should survive writes to other tables (memoOnTables):
@@ -31,41 +60,63 @@ const tableWrites = new WeakMap<Db, Map<string, number>>();
  * Called by openDb on each connection.
  */
 export function watchTables(db: Db, tables: readonly string[]): void {
-  const counts = new Map<string, number>(tables.map((t) => [t, 0]));
-  db.function('amsg_table_written', { deterministic: false, varargs: false }, (table: unknown) => {
-    counts.set(String(table), (counts.get(String(table)) ?? 0) + 1);
+  const watch: Watch = { tables: new Set(tables), writes: 0 };
+  db.function('amsg_table_written', { deterministic: false, varargs: false }, (_table: unknown) => {
+    watch.writes++;
     return null;
   });
   for (const t of tables)
     for (const op of ['INSERT', 'UPDATE', 'DELETE'])
       db.exec(`CREATE TEMP TRIGGER IF NOT EXISTS memo_${t}_${op.toLowerCase()} AFTER ${op} ON main.${t} BEGIN SELECT amsg_table_written('${t}'); END`);
-  tableWrites.set(db, counts);
+  watches.set(db, watch);
 }
+
+/** Whether every one of these tables is watched on this connection, checked once per list. */
+const watchedLists = new WeakMap<Db, WeakMap<readonly string[], boolean>>();
+function allWatched(db: Db, watch: Watch, tables: readonly string[]): boolean {
+  let lists = watchedLists.get(db);
+  if (!lists) watchedLists.set(db, (lists = new WeakMap()));
+  let all = lists.get(tables);
+  if (all === undefined) lists.set(tables, (all = tables.every((t) => watch.tables.has(t))));
+  return all;
+}
+
+interface Entry {
+  external: number;
+  writes: number;
+  value: unknown;
+}
+const tableMemos = new WeakMap<Db, Map<string, Entry>>();
 
 /**
  * Like memo, for a value read from the given tables alone: computed again only once
- * one of them has been written by this connection or another connection has
+ * a watched table has been written by this connection or another connection has
  * committed anything. On a connection that does not watch them all, the same as memo.
+ * `tables` should be a constant array (which tables are watched is checked once per array).
+ * Inside a read snapshot the check is two number comparisons and a Map lookup.
  */
 export function memoOnTables<T>(db: Db, tables: readonly string[], key: string, compute: () => T): T {
-  const counts = tableWrites.get(db);
-  let now = '';
-  for (const table of tables) {
-    const writes = counts?.get(table);
-    if (writes === undefined) return memo(db, key, compute);
-    now += `:${writes}`;
-  }
-  return cached(db, key, `${externalGeneration(db)}${now}`, compute);
+  const watch = watches.get(db);
+  if (!watch || !allWatched(db, watch, tables)) return memo(db, key, compute);
+  let byKey = tableMemos.get(db);
+  if (!byKey) tableMemos.set(db, (byKey = new Map()));
+  const external = externalGeneration(db);
+  const hit = byKey.get(key);
+  if (hit && hit.external === external && hit.writes === watch.writes) return hit.value as T;
+  const value = compute();
+  if (byKey.size >= MAX_ENTRIES) byKey.clear();
+  byKey.set(key, { external, writes: watch.writes, value });
+  return value;
 }
 
 const memos = new WeakMap<Db, Map<string, { generation: string; value: unknown }>>();
-/** The generation of a read snapshot in progress (readSnapshot), which cannot move until it ends. */
-const snapshots = new WeakMap<Db, { generation: string; external: number }>();
+/** The data_version of a read snapshot in progress (readSnapshot), which cannot move until it ends. */
+const snapshots = new WeakMap<Db, number>();
 
 /**
  * Runs a read-only fn in one read transaction: its statements share one snapshot and
  * one lock (a statement outside a transaction takes and drops the file's read lock
- * each time: two fcntl calls and an fstat), and the memo checks the generation once
+ * each time: two fcntl calls and an fstat), and the memos check the generation once
  * instead of at every use. For reads only: a write in it would need the write lock
  * while holding a read snapshot, which another writer can make stale.
  */
@@ -73,8 +124,8 @@ export function readSnapshot<T>(db: Db, fn: () => T): T {
   if (db.inTransaction) return fn();
   stmt(db, 'BEGIN').run();
   try {
-    const external = stmt(db, 'PRAGMA data_version').pluck().get() as number;
-    snapshots.set(db, { external, generation: `${external}:${stmt(db, 'SELECT total_changes()').pluck().get() as number}` });
+    // The first read of the transaction: it takes the read lock and fixes the snapshot.
+    snapshots.set(db, stmt(db, 'PRAGMA data_version').pluck().get() as number);
     return fn();
   } finally {
     snapshots.delete(db);
@@ -90,10 +141,7 @@ const MAX_ENTRIES = 1_000;
  * pair's user); checking the generation costs two tiny statements.
  */
 export function memo<T>(db: Db, key: string, compute: () => T): T {
-  return cached(db, key, snapshots.get(db)?.generation ?? generation(db), compute);
-}
-
-function cached<T>(db: Db, key: string, now: string, compute: () => T): T {
+  const now = generation(db);
   let byKey = memos.get(db);
   if (!byKey) memos.set(db, (byKey = new Map()));
   const hit = byKey.get(key);

@@ -62,6 +62,7 @@ export const memberRoutes = [
     summary: 'Get a member by id',
     params: memberId,
     query: deletedQuery,
+    snapshot: false,
     returns: 'member',
     handler: ({ ctx, params, query }) => enc.member(members.getMember(ctx, params.member_id, query.deleted)),
   }),

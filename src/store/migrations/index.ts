@@ -30,6 +30,7 @@ import * as fieldRelationships from './020-field-relationships.js';
 import * as responseCounters from './021-response-counters.js';
 import * as smsKeptCounts from './022-sms-kept-counts.js';
 import * as webhookRetention from './023-webhook-retention.js';
+import * as memberOrder from './024-member-order.js';
 
 export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '001-spine', sql: spine.sql },
@@ -55,4 +56,5 @@ export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '021-response-counters', sql: responseCounters.sql },
   { name: '022-sms-kept-counts', sql: smsKeptCounts.sql },
   { name: '023-webhook-retention', sql: webhookRetention.sql },
+  { name: '024-member-order', sql: memberOrder.sql },
 ];
