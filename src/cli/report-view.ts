@@ -4,6 +4,7 @@
  * it is drawn, on a terminal). The counts themselves are the service's.
  */
 import type { Api } from '../client/api.js';
+import { loadInk } from './ink.js';
 
 /** GET /response/{mailing_id}, as the service answers it. */
 export interface MailingResponse {
@@ -138,9 +139,7 @@ async function drawUntilStopped(
   isStopped: () => boolean,
   onUnmount: (fn: () => void) => void,
 ) {
-  const [{ render, Box, Text }, reactModule] = await Promise.all([import('ink'), import('react')]);
-  // React is CommonJS: bundled, its dynamic import answers the exports as `default`.
-  const React = (reactModule.default ?? reactModule) as typeof reactModule.default;
+  const { render, Box, Text, React } = await loadInk();
   const h = React.createElement;
   const View = ({ s }: { s: Snapshot }) =>
     h(
