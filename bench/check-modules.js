@@ -48,7 +48,14 @@ export function loadedModules(args, env = process.env) {
         files.add(where);
       }
     }
+    // bin/amsg.js reads the core bundle itself (to compile it from V8's code cache),
+    // so neither the ESM hook nor the require cache sees it: every command loads it.
+    // The packages bundled into it are listed apart: esbuild initializes a bundled
+    // module only when it is first imported, so they cost bytes of the one file, not loads.
+    const core = join(ROOT, 'dist', 'amsg.cjs');
+    if (!(args.length === 1 && /^(--version|-V)$/.test(args[0]))) files.add(core);
     const packages = new Set();
+    const corePackages = new Set();
     const distFiles = [];
     // dist/ is an esbuild bundle: the packages inside each loaded chunk come from
     // the metafile the build writes next to it.
@@ -60,12 +67,13 @@ export function loadedModules(args, env = process.env) {
         distFiles.push(f.slice(ROOT.length));
         for (const input of Object.keys(meta.outputs[relative(ROOT, f)]?.inputs ?? {})) {
           const bundled = packageOf(`/${input}`);
-          if (bundled) packages.add(bundled);
+          if (bundled) (f === core ? corePackages : packages).add(bundled);
         }
       }
     }
     return {
       packages: [...packages].sort(),
+      corePackages: [...corePackages].sort(),
       builtins: [...builtins].sort(),
       distFiles: distFiles.sort(),
       fileCount: files.size,
@@ -87,6 +95,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   console.log(`amsg ${args.join(' ')}`);
   console.log(`  files loaded: ${m.fileCount} (${m.distFiles.length} from dist/, ${m.packageFileCount} from node_modules)`);
   console.log(`  packages: ${m.packages.join(', ') || '(none)'}`);
+  console.log(`  bundled into dist/amsg.cjs (initialized on first use): ${m.corePackages.join(', ')}`);
   console.log(`  builtins imported from ESM: ${m.builtins.join(', ')}`);
   for (const name of ['ink', 'react', 'undici', 'zod', 'cli-table3', 'csv-parse', 'csv-stringify'])
     console.log(`  ${name} loaded: ${has(name)}`);

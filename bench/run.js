@@ -309,7 +309,7 @@ step('figure 3: amsg serve vs bare node:http under autocannon');
 // Modules loaded by members get.
 step('which modules members get loads');
 const mods = loadedModules(['members', 'get', String(ID), '--json'], ENV);
-if (!mods.packages.includes('commander')) fail('the module log saw no commander: the module check does not work here');
+if (!mods.packages.includes('better-sqlite3')) fail('the module log saw no better-sqlite3 addon: the module check does not work here');
 
 step('done');
 
@@ -338,6 +338,7 @@ for (const [i, f] of figures.entries()) console.log(`  ${i + 1}. ${f.note}`);
 const yesNo = (name) => (mods.packages.includes(name) ? 'yes' : 'no');
 console.log(`\nmodules loaded by local \`members get\`: ${mods.fileCount} files (${mods.distFiles.length} from dist/, ${mods.packageFileCount} from node_modules)`);
 console.log(`  packages: ${mods.packages.join(', ')}`);
+console.log(`  bundled into dist/amsg.cjs (initialized on first use): ${mods.corePackages.join(', ')}`);
 console.log(`  ink loaded: ${yesNo('ink')}`);
 console.log(`  react loaded: ${yesNo('react')}`);
 console.log(`  undici loaded: ${yesNo('undici')}`);

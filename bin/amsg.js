@@ -1,13 +1,47 @@
 #!/usr/bin/env node
-// The executable shim. `--version` answers before anything else loads, so the
-// cheapest call stays as cheap as starting node.
-import { readFileSync } from 'node:fs';
+'use strict';
+// The executable shim (CommonJS: bin/package.json). `--version` answers before
+// anything else loads, so the cheapest call stays as cheap as starting node.
+const { readFileSync, writeFileSync } = require('node:fs');
+const { dirname, join } = require('node:path');
 
-const version = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+const root = join(__dirname, '..');
+const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   process.stdout.write(`${version}\n`);
 } else {
-  const { main } = await import('../dist/main.js');
-  await main(process.argv, version);
+  const core = loadCompiled(join(root, 'dist', 'amsg.cjs'));
+  // The bundle runs in a vm.Script, which has no ES module loader: it imports the
+  // live views' ES module (Ink) through this file's import().
+  core.setEsmImport((url) => import(url));
+  core.main(process.argv, version).catch((err) => {
+    process.exitCode = 1;
+    throw err;
+  });
+}
+
+/**
+ * Loads a CommonJS bundle as require() would, but compiled from V8's code cache
+ * (FILE.cache, written by the build): compiling the CLI's code was a large part of
+ * every start. A cache that this node's V8 cannot use is ignored, and the code is
+ * compiled as usual. AMSG_WRITE_CODE_CACHE=FILE writes the cache of this run's code
+ * (what it compiled, lazily compiled functions too) to FILE at exit.
+ */
+function loadCompiled(file) {
+  const vm = require('node:vm');
+  const Module = require('node:module');
+  let cachedData;
+  try {
+    cachedData = readFileSync(`${file}.cache`);
+  } catch {
+    // not built: compile
+  }
+  const script = new vm.Script(Module.wrap(readFileSync(file, 'utf8')), { filename: file, cachedData });
+  const module = { exports: {}, filename: file, id: file, loaded: false };
+  script.runInThisContext()(module.exports, Module.createRequire(file), module, file, dirname(file));
+  module.loaded = true;
+  const cacheOut = process.env.AMSG_WRITE_CODE_CACHE;
+  if (cacheOut) process.once('exit', () => writeFileSync(cacheOut, script.createCachedData()));
+  return module.exports;
 }

@@ -1,12 +1,25 @@
 #!/usr/bin/env node
-// Builds dist/ from the TypeScript sources: one ESM bundle with a chunk per lazily
-// loaded part (each command, the local engine, the HTTP client, the server).
+// Builds dist/ from the TypeScript sources:
+//   amsg.cjs        the CLI, its engine and server: one CommonJS bundle that bin/amsg.js
+//                   compiles with V8's code cache (amsg.cjs.cache, written at the end);
+//   undici.cjs      the parts of undici an HTTP call needs (remote commands, webhooks);
+//   faker.cjs       the generator of seeded audiences (amsg seed);
+//   ink-react.js    Ink and React for the live views: an ES module, since Ink waits at
+//                   its top level for Yoga's WebAssembly, which CommonJS cannot do;
+//   import-writer-thread.js  the streamed import's writer thread (a worker starts from a file).
 //
-// Why a bundle: on these machines every module file costs 1-3 ms to load whatever
-// its size, and a local `amsg members get` touched ~96 files (bench/RESULTS.md).
+// Why one bundle with a code cache: on these machines every module file costs 1-3 ms
+// to load, and compiling the engine's ES modules cost a local command ~25 ms on each
+// start (bench/RESULTS.md). Node 20 caches no ES module's compiled code, but a
+// vm.Script takes V8's cached data, so the CLI is CommonJS: compiled once, at build
+// time, by a warm-up run, and deserialized from then on. The lazily used packages
+// are files of their own, so a command that does not use them reads none of them.
 // Type checking is `tsc --noEmit`, run before this by `npm run build`.
 import { build } from 'esbuild';
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -28,6 +41,37 @@ const lazyChildProcessForCommander = {
   },
 };
 
+/**
+ * Packages the core bundle leaves to files of their own, loaded by require() when a
+ * command first uses them. Each import specifier becomes a module of the core that
+ * answers the vendor file's export of that name.
+ */
+const VENDOR = {
+  'undici.cjs': [
+    'undici/lib/dispatcher/pool.js',
+    'undici/lib/dispatcher/agent.js',
+    'undici/lib/api/api-request.js',
+    'undici/lib/core/errors.js',
+  ],
+  'faker.cjs': ['@faker-js/faker/locale/en'],
+};
+const vendorOf = new Map(Object.entries(VENDOR).flatMap(([file, specifiers]) => specifiers.map((s) => [s, file])));
+const vendorFiles = {
+  name: 'vendor-files',
+  setup(b) {
+    b.onResolve({ filter: /.*/ }, (args) => {
+      if (vendorOf.has(args.path)) return { path: args.path, namespace: 'amsg-vendor' };
+      // The vendor file itself, and the ES module of the live views, stay outside.
+      if (args.namespace === 'amsg-vendor' || /[\\/]ink-react\.js$/.test(args.path)) return { path: args.path, external: true };
+      return undefined;
+    });
+    b.onLoad({ filter: /.*/, namespace: 'amsg-vendor' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(`./${vendorOf.get(args.path)}`)})[${JSON.stringify(args.path)}];`,
+      loader: 'js',
+    }));
+  },
+};
+
 const root = fileURLToPath(new URL('..', import.meta.url));
 // `node scripts/build.js --outdir DIR` builds elsewhere (a second copy to try things with).
 const outIndex = process.argv.indexOf('--outdir');
@@ -35,9 +79,7 @@ const outdir = outIndex > 0 ? process.argv[outIndex + 1] : `${root}/dist`;
 rmSync(outdir, { recursive: true, force: true });
 const common = {
   absWorkingDir: root,
-  outdir,
   bundle: true,
-  format: 'esm',
   platform: 'node',
   target: 'node20',
   // NOMIN=1 keeps names, for readable CPU profiles.
@@ -45,20 +87,71 @@ const common = {
   // The native addon is loaded by path at run time (src/store/db.ts).
   // react-devtools-core is Ink's optional debugging hook (loaded only with DEV=true).
   external: ['*.node', 'react-devtools-core'],
-  // CommonJS dependencies (commander, find-my-way, better-sqlite3) call require().
-  banner: { js: "import{createRequire as __amsgCreateRequire}from'node:module';const require=__amsgCreateRequire(import.meta.url);" },
   logLevel: 'warning',
 };
-const result = await build({
+/** A CommonJS bundle: import.meta.url is the bundle's own URL, as it was each module's in ESM. */
+const commonjs = {
   ...common,
-  entryPoints: { main: 'src/cli/main.ts' },
-  splitting: true,
-  plugins: [lazyChildProcessForCommander],
-  // Which packages went into which chunk (bench/check-modules.js reads it).
+  format: 'cjs',
+  define: { 'import.meta.url': '__amsgModuleUrl' },
+  banner: { js: "const __amsgModuleUrl=require('node:url').pathToFileURL(__filename).href;" },
+};
+/** An ES module bundle: CommonJS dependencies inside it call require(). */
+const esm = {
+  ...common,
+  format: 'esm',
+  banner: { js: "import{createRequire as __amsgCreateRequire}from'node:module';const require=__amsgCreateRequire(import.meta.url);" },
+};
+
+const core = await build({
+  ...commonjs,
+  entryPoints: { amsg: 'src/cli/main.ts' },
+  outdir,
+  outExtension: { '.js': '.cjs' },
+  plugins: [lazyChildProcessForCommander, vendorFiles],
+  // A vm.Script has no ES module loader: import() of a builtin (node:http) becomes
+  // require(). Ink, the one ES module, is imported by bin/amsg.js (src/cli/ink.ts).
+  supported: { 'dynamic-import': false },
+  // Which packages went into which file (bench/check-modules.js reads it).
   metafile: true,
 });
-writeFileSync(`${outdir}/metafile.json`, JSON.stringify(result.metafile));
-// The import writer's thread (a worker starts from a file) is one file of its own:
-// built with main, it would share chunks with the engine, and every local command
-// would load one file more.
-await build({ ...common, entryPoints: { 'import-writer-thread': 'src/service/import-writer-thread.ts' } });
+const vendors = await Promise.all(
+  Object.entries(VENDOR).map(([file, specifiers]) =>
+    build({
+      ...commonjs,
+      stdin: {
+        contents: `module.exports = {${specifiers.map((s) => `${JSON.stringify(s)}: require(${JSON.stringify(s)})`).join(', ')}};`,
+        resolveDir: root,
+        loader: 'js',
+      },
+      outfile: join(outdir, file),
+      metafile: true,
+    }),
+  ),
+);
+// Split: Ink loads its devtools hook (react-devtools-core, not installed) by a dynamic
+// import only when DEV=true; unsplit, that import would sit at the bundle's top.
+const views = await build({ ...esm, entryPoints: { 'ink-react': 'src/cli/ink-react.ts' }, outdir, splitting: true, metafile: true });
+// The import writer's thread starts from a file of its own.
+await build({ ...esm, entryPoints: { 'import-writer-thread': 'src/service/import-writer-thread.ts' }, outdir });
+
+const outputs = Object.assign({}, ...[core, ...vendors, views].map((r) => r.metafile.outputs));
+writeFileSync(`${outdir}/metafile.json`, JSON.stringify({ inputs: {}, outputs }));
+
+// The code cache: V8's compiled code for the functions a local command runs, written by
+// one such command (bin/amsg.js writes it when AMSG_WRITE_CODE_CACHE names the file).
+// Made on this machine's node; another V8 rejects it and compiles as if it were not there.
+if (outdir === `${root}/dist`) {
+  const dir = mkdtempSync(join(tmpdir(), 'amsg-build-'));
+  try {
+    // Local mode on a database of its own, whatever the builder's settings are.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AMSG_')));
+    Object.assign(env, { AMSG_DB: join(dir, 'warm.db'), XDG_CONFIG_HOME: dir });
+    const amsg = (args, extra = {}) => execFileSync(process.execPath, [join(root, 'bin', 'amsg.js'), ...args], { env: { ...env, ...extra }, stdio: 'pipe' });
+    amsg(['init']);
+    amsg(['members', 'add', 'warm@example.com', '--json']);
+    amsg(['members', 'get', '1', '--json'], { AMSG_WRITE_CODE_CACHE: join(outdir, 'amsg.cjs.cache') });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

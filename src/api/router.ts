@@ -74,12 +74,38 @@ export class Router {
     readonly options: RouterOptions = {},
   ) {
     for (const route of routes) {
-      const names: string[] = [];
-      // Placeholders become positional names: two routes may call the same position
-      // {member_id} and {group_id} (e.g. /members/{member_id}/groups and
-      // /members/{group_id}/copy), and a radix tree wants one name per position.
-      const pattern = route.path.replace(/\{(\w+)\}/g, (_, name: string) => `:p${names.push(name) - 1}`);
-      addRoute(this.matcher, route.method, pattern, { route, names });
+      const key = resourceSegment(route.path);
+      if (key === undefined) this.add(route);
+      else this.pending.set(key, [...(this.pending.get(key) ?? []), route]);
+    }
+  }
+
+  /**
+   * Routes not yet in the matcher, by their first literal segment ("members" of
+   * /{account_id}/members/{member_id}). A local command makes one or two requests,
+   * so building the tree of every route cost it more than its request did; a
+   * resource's routes go in before the first request that can match them.
+   */
+  private readonly pending = new Map<string, Route[]>();
+
+  private add(route: Route) {
+    const names: string[] = [];
+    // Placeholders become positional names: two routes may call the same position
+    // {member_id} and {group_id} (e.g. /members/{member_id}/groups and
+    // /members/{group_id}/copy), and a radix tree wants one name per position.
+    const pattern = route.path.replace(/\{(\w+)\}/g, (_, name: string) => `:p${names.push(name) - 1}`);
+    addRoute(this.matcher, route.method, pattern, { route, names });
+  }
+
+  /** A route's literal segment is the same text in every path it matches: the path's first or second segment. */
+  private addRoutesFor(path: string) {
+    if (!this.pending.size) return;
+    const [, first, second] = path.split('/', 3);
+    for (const segment of [first, second]) {
+      const routes = segment === undefined ? undefined : this.pending.get(segment);
+      if (!routes) continue;
+      this.pending.delete(segment);
+      routes.forEach((route) => this.add(route));
     }
   }
 
@@ -94,6 +120,7 @@ export class Router {
       // A GET never writes (test/api/get-never-writes.test.ts), so its reads share one
       // snapshot: one read lock instead of one a statement, one memo check. An
       // answer that streams (a download) reads after this, outside it.
+      this.addRoutesFor(req.path);
       const found = findRoute(this.matcher, req.method, req.path);
       const result =
         req.method === 'GET' && found?.data.route.snapshot !== false
@@ -171,6 +198,13 @@ export class Router {
     const methods: Method[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
     return methods.filter((m) => findRoute(this.matcher, m, path));
   }
+}
+
+/** The first literal segment of a route's path if it is the first or second segment (all of the table's are). */
+function resourceSegment(path: string): string | undefined {
+  const [, first, second] = path.split('/', 3);
+  for (const segment of [first, second]) if (segment !== undefined && !segment.startsWith('{')) return segment;
+  return undefined;
 }
 
 /**

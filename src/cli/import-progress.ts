@@ -3,6 +3,8 @@
  * every few seconds otherwise (CI logs). Ink and React are loaded only for the live
  * view.
  */
+import { loadInk } from './ink.js';
+
 export interface ProgressState {
   rowsRead: number;
   rowsSent: number;
@@ -105,9 +107,7 @@ function lazyLiveView(
 }
 
 async function liveView(out: NodeJS.WriteStream, state: ProgressState, startedAt: number, color: boolean): Promise<ImportProgress> {
-  const [{ render, Box, Static, Text }, reactModule] = await Promise.all([import('ink'), import('react')]);
-  // React is CommonJS: bundled, its dynamic import answers the exports as `default`.
-  const React = (reactModule.default ?? reactModule) as typeof reactModule.default;
+  const { render, Box, Static, Text, React } = await loadInk();
   const h = React.createElement;
   const notes: string[] = [];
   const View = ({ s, now, said }: { s: ProgressState; now: number; said: string[] }) => {

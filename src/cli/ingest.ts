@@ -7,6 +7,7 @@
 import type { Readable } from 'node:stream';
 import { ApiError } from '../errors.js';
 import type { Transport } from '../client/transport.js';
+import { loadInk } from './ink.js';
 
 export interface EventText {
   /** The line the event starts on (1-based). */
@@ -180,8 +181,7 @@ export async function createIngestProgress(out: NodeJS.WriteStream, opts: { quie
     timer.unref();
     return { update: (s) => void (state = s), stop: async () => clearInterval(timer) };
   }
-  const [{ render, Box, Text }, reactModule] = await Promise.all([import('ink'), import('react')]);
-  const React = (reactModule.default ?? reactModule) as typeof reactModule.default;
+  const { render, Box, Text, React } = await loadInk();
   const h = React.createElement;
   const View = ({ s }: { s: IngestState }) =>
     h(Box, { flexDirection: 'column' }, h(Text, null, 'Sending events'), h(Text, { color: s.refused ? 'yellow' : undefined }, line(s, startedAt)));

@@ -27,6 +27,8 @@ import * as touchpoints from '../../commands/touchpoints.js';
 import * as workflows from '../../commands/workflows.js';
 import * as completion from '../../commands/completion.js';
 import * as versionCommand from '../../commands/version.js';
+// bin/amsg.js hands the bundle its import() (src/cli/ink.ts).
+export { setEsmImport } from './ink.js';
 
 /**
  * The top-level commands: name, one-line description, and the module that defines

@@ -8,6 +8,7 @@
  */
 import type { Api } from '../client/api.js';
 import { MONTH_TABLE_FIGURES, SUMMARY_FIGURES, type SummaryFigureName } from '../service/report-figures.js';
+import { loadInk } from './ink.js';
 
 /** GET /response/{mailing_id}, as the service answers it. */
 export type MailingResponse = { name: string; subject: string } & Record<'recipient_count' | SummaryFigureName | 'in_progress', number> & {
@@ -115,9 +116,7 @@ async function drawUntilStopped(
   isStopped: () => boolean,
   onUnmount: (fn: () => void) => void,
 ) {
-  const [{ render, Box, Text }, reactModule] = await Promise.all([import('ink'), import('react')]);
-  // React is CommonJS: bundled, its dynamic import answers the exports as `default`.
-  const React = (reactModule.default ?? reactModule) as typeof reactModule.default;
+  const { render, Box, Text, React } = await loadInk();
   const h = React.createElement;
   const View = ({ s }: { s: Snapshot }) =>
     h(
