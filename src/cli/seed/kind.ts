@@ -32,6 +32,10 @@ export interface Step<R, E> {
 export class SeedError extends Error {}
 
 /** Names are matched as the service matches them: in any case. */
+/** The references a list of names makes, each at its index under `path` (anything but a list makes none). */
+export const namesAt = (kind: string, names: unknown, path: string): Ref[] =>
+  Array.isArray(names) ? names.map((name: string, i) => ({ kind, name, path: `${path}[${i}]` })) : [];
+
 export const norm = (name: string) => name.toLowerCase();
 
 /**

@@ -8,7 +8,7 @@
 import { ApiError } from '../../errors.js';
 import { allPages } from '../paging.js';
 import { prng } from './generate.js';
-import { listedBy, SeedError, type Kind, type Ref, type SeedRun } from './kind.js';
+import { listedBy, namesAt, SeedError, type Kind, type Ref, type SeedRun } from './kind.js';
 import { memberIdByEmail } from './members.js';
 import * as v from './shape.js';
 
@@ -52,19 +52,16 @@ export const mailings: Kind<MailingRecord, MailingRow> = {
   record: mailingRecord,
   key: (r) => r.name,
   refs(r, path) {
-    const refs: Ref[] = [];
-    const add = (kind: string, list: string[] | number | undefined, at: string) => {
-      if (Array.isArray(list)) list.forEach((name, i) => refs.push({ kind, name, path: `${path}.${at}[${i}]` }));
-    };
-    add('groups', r.recipients?.groups, 'recipients.groups');
-    add('subscriptions', r.recipients?.subscriptions, 'recipients.subscriptions');
-    add('searches', r.recipients?.searches, 'recipients.searches');
-    add('searches', r.recipients?.segments, 'recipients.segments');
-    add('searches', r.suppressed?.searches, 'suppressed.searches');
-    add('searches', r.suppressed?.segments, 'suppressed.segments');
-    add('members', r.suppressed?.members, 'suppressed.members');
-    for (const kind of ENGAGEMENT) add('members', r.engagement?.[kind], `engagement.${kind}`);
-    return refs;
+    return [
+      ...namesAt('groups', r.recipients?.groups, `${path}.recipients.groups`),
+      ...namesAt('subscriptions', r.recipients?.subscriptions, `${path}.recipients.subscriptions`),
+      ...namesAt('searches', r.recipients?.searches, `${path}.recipients.searches`),
+      ...namesAt('searches', r.recipients?.segments, `${path}.recipients.segments`),
+      ...namesAt('searches', r.suppressed?.searches, `${path}.suppressed.searches`),
+      ...namesAt('searches', r.suppressed?.segments, `${path}.suppressed.segments`),
+      ...namesAt('members', r.suppressed?.members, `${path}.suppressed.members`),
+      ...ENGAGEMENT.flatMap((kind) => namesAt('members', r.engagement?.[kind], `${path}.engagement.${kind}`)),
+    ];
   },
   check(_run, r, path) {
     const problems: [string, string][] = [];

@@ -5,7 +5,7 @@
  * by name and has gone out is left as it is.
  */
 import { allPages } from '../paging.js';
-import { listedBy, SeedError, type Kind, type Ref, type SeedRun } from './kind.js';
+import { listedBy, namesAt, SeedError, type Kind, type Ref, type SeedRun } from './kind.js';
 import { memberIdByEmail } from './members.js';
 import * as v from './shape.js';
 
@@ -92,14 +92,13 @@ export const smsCampaigns: Kind<SmsRecord, SmsRow> = {
   record: smsRecord,
   key: (r) => r.name,
   refs(r, path) {
-    const refs: Ref[] = [];
-    const add = (kind: string, list: string[] | undefined, at: string) =>
-      list?.forEach((name, i) => refs.push({ kind, name, path: `${path}.recipients.${at}[${i}]` }));
-    add('groups', r.recipients?.groups, 'groups');
-    add('members', r.recipients?.members, 'members');
-    add('searches', r.recipients?.segments, 'segments');
-    add('searches', r.recipients?.suppression_segments, 'suppression_segments');
-    return refs;
+    const at = `${path}.recipients`;
+    return [
+      ...namesAt('groups', r.recipients?.groups, `${at}.groups`),
+      ...namesAt('members', r.recipients?.members, `${at}.members`),
+      ...namesAt('searches', r.recipients?.segments, `${at}.segments`),
+      ...namesAt('searches', r.recipients?.suppression_segments, `${at}.suppression_segments`),
+    ];
   },
   check(_run, r, path) {
     const problems: [string, string][] = [];
