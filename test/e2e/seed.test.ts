@@ -136,7 +136,7 @@ describe.each<Mode>(['local', 'remote'])('amsg seed (%s)', (mode) => {
     const refused = await run('seed', fixture('ci.yaml'), '--reset');
     expect([refused.exitCode, refused.stderr.trim().split('\n').pop()]).toEqual([
       2,
-      'amsg: refusing to empty the account before seeding it, deleting 1 trigger, 2 mailings, 3 searches, 205 members, 1 subscription, 3 groups, 4 fields without --yes (no terminal to confirm on)',
+      'amsg: refusing to empty the account before seeding it, deleting 1 trigger, 2 mailings, 3 searches, 205 members, 1 subscription, 3 groups, 5 fields without --yes (no terminal to confirm on)',
     ]);
     const ids = await json('seed', fixture('ci.yaml'), '--reset', '--yes');
     expect(ids.groups).toEqual({ Gold: 4, Silver: 5 });
