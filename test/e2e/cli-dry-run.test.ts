@@ -63,7 +63,7 @@ describe.each<Mode>(['local', 'remote'])('--dry-run changes nothing (%s)', (mode
     await box.start();
     const setup = [
       ['init', '--hq'],
-      ['seed', fixture('small.yaml')],
+      ['seed', fileURLToPath(new URL('./fixtures/dry-run-base.yaml', import.meta.url))],
       ['webhooks', 'create', 'https://example.com/hooks', '--event', 'member_add'],
       ['events', 'types', 'create', 'purchase', '--display-name', 'Purchase'],
       ['touchpoints', 'types', 'create', 'web', '--display-name', 'Web visit'],
