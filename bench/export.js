@@ -118,7 +118,7 @@ export async function exportBench({
   runs = int('BENCH_EXPORT_RUNS', 3),
   sqlite3 = process.env.BENCH_SQLITE3 || '/usr/bin/sqlite3',
 } = {}) {
-  if (!existsSync(join(ROOT, 'dist', 'main.js'))) fail('dist/ is missing: run `npm run build` first');
+  if (!existsSync(join(ROOT, 'dist', 'amsg.cjs'))) fail('dist/ is missing: run `npm run build` first');
   if (!existsSync(sqlite3)) fail(`no sqlite3 command-line shell at ${sqlite3} (apt-get install sqlite3, or set BENCH_SQLITE3)`);
   ROWS = rows;
   TMP = mkdtempSync(join(tmpdir(), 'amsg-bench-export-'));

@@ -28,7 +28,7 @@ const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 1_000_000);
 const RUNS = Number(process.env.BENCH_IMPORT_RUNS ?? 3);
 const SQLITE3 = ['/usr/bin/sqlite3', '/usr/local/bin/sqlite3'].find(existsSync);
 
-if (!existsSync(join(BIN, '..', '..', 'dist', 'main.js'))) {
+if (!existsSync(join(BIN, '..', '..', 'dist', 'amsg.cjs'))) {
   console.error('bench: dist/ is missing: run `npm run build` first');
   process.exit(1);
 }

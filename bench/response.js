@@ -33,7 +33,7 @@ const MAILINGS = envInt('BENCH_RESPONSE_MAILINGS', 200, bad);
 const REQUESTS = envInt('BENCH_RESPONSE_REQUESTS', 300, bad);
 if (OPENS + CLICKS > ROWS) bad('openers and clickers are distinct members: BENCH_RESPONSE_OPENS + BENCH_RESPONSE_CLICKS ≤ BENCH_RESPONSE_ROWS');
 
-if (!existsSync(join(BIN, '..', '..', 'dist', 'main.js'))) bad('dist/ is missing: run `npm run build` first');
+if (!existsSync(join(BIN, '..', '..', 'dist', 'amsg.cjs'))) bad('dist/ is missing: run `npm run build` first');
 const TMP = mkdtempSync(join(tmpdir(), 'amsg-bench-response-'));
 const children = new Set();
 process.on('exit', () => {

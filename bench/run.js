@@ -39,7 +39,7 @@ function fail(message) {
 
 // ---------------------------------------------------------------- preconditions
 
-if (!existsSync(join(ROOT, 'dist', 'main.js')))
+if (!existsSync(join(ROOT, 'dist', 'amsg.cjs')))
   fail(`${join(ROOT, 'dist')} is missing or incomplete: run \`npm run build\` first (or use \`npm run bench\`, which builds)`);
 let autocannon;
 try {

@@ -61,7 +61,7 @@ const CLI_GOAL = 2;
 const SETUP_VERSION = 3;
 
 if (BIG < 2 * SMALL) fail(`BENCH_SCALE_N must be at least ${2 * SMALL}, got ${BIG}`);
-if (!existsSync(join(BIN, '..', '..', 'dist', 'main.js'))) fail('dist/ is missing: run `npm run build` first');
+if (!existsSync(join(BIN, '..', '..', 'dist', 'amsg.cjs'))) fail('dist/ is missing: run `npm run build` first');
 const Database = createRequire(import.meta.url)('better-sqlite3');
 
 // ---------------------------------------------------------------- cleanup

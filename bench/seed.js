@@ -25,7 +25,7 @@ const BIN = process.env.AMSG_BENCH_BIN ?? join(ROOT, 'bin', 'amsg.js');
 const RUNS = Number(process.env.BENCH_SEED_RUNS ?? 3);
 const BIG = Number(process.env.BENCH_SEED_BIG ?? 100_000);
 
-if (!existsSync(join(BIN, '..', '..', 'dist', 'main.js'))) {
+if (!existsSync(join(BIN, '..', '..', 'dist', 'amsg.cjs'))) {
   console.error('bench: dist/ is missing: run `npm run build` first');
   process.exit(1);
 }

@@ -23,7 +23,7 @@ const BIN = process.env.AMSG_BENCH_BIN ?? join(ROOT, 'bin', 'amsg.js');
 const ROWS = Number(process.env.BENCH_SMS_ROWS ?? 100_000);
 const RUNS = Number(process.env.BENCH_SMS_RUNS ?? 3);
 
-if (!existsSync(join(BIN, '..', '..', 'dist', 'main.js'))) {
+if (!existsSync(join(BIN, '..', '..', 'dist', 'amsg.cjs'))) {
   console.error('bench: dist/ is missing: run `npm run build` first');
   process.exit(1);
 }

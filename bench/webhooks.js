@@ -26,7 +26,7 @@ const RUNS = Number(process.env.BENCH_WEBHOOK_RUNS ?? 3);
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 10_000);
 const PACED = Number(process.env.BENCH_WEBHOOK_PACED ?? 500);
 
-if (!existsSync(join(BIN, '..', '..', 'dist', 'main.js'))) {
+if (!existsSync(join(BIN, '..', '..', 'dist', 'amsg.cjs'))) {
   console.error('bench: dist/ is missing: run `npm run build` first');
   process.exit(1);
 }
