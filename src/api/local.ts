@@ -10,7 +10,7 @@ import { ImportWriter } from '../service/import-writer.js';
 import { anyDeliveryDue } from '../service/webhooks.js';
 // Bundled with the engine (a lazy chunk of its own split the store out of it: one more file
 // for every local command); it loads undici only when it posts.
-import { deliverFor } from '../service/webhooks/deliver.js';
+import { backgroundError, deliverFor } from '../service/webhooks/deliver.js';
 import type { Actor } from '../service/context.js';
 import { ApiError } from '../errors.js';
 import { Router } from './router.js';
@@ -43,9 +43,7 @@ export function openLocal(file: string, accountId: number, clock: Clock = clockF
     deliverWebhooks: async (budgetMs) => {
       if (!anyDeliveryDue(db, clock)) return;
       // A post that could not be made is made by a later run: it never fails the call it follows.
-      await deliverFor(db, clock, budgetMs).catch((err: Error) => {
-        if (process.env.AMSG_DEBUG) process.stderr.write(`amsg: webhook delivery: ${err.stack ?? err}\n`);
-      });
+      await deliverFor(db, clock, budgetMs).catch(backgroundError);
     },
     close: async () => {
       await importWriter?.close();

@@ -315,7 +315,7 @@ export class Deliverer {
 const RELEASED = new Error('released');
 
 /** A failure of background delivery: the next pass tries again; AMSG_DEBUG=1 shows it. */
-function backgroundError(err: unknown) {
+export function backgroundError(err: unknown) {
   if (process.env.AMSG_DEBUG) process.stderr.write(`amsg: webhook delivery: ${(err as Error)?.stack ?? String(err)}\n`);
 }
 
