@@ -9,7 +9,7 @@ import { boundedJson, idText, invalid, object, parseLenient } from './schema.js'
 import type { Method, RawBody, Route } from './route.js';
 import { ROUTES } from './routes/index.js';
 import { openapiDocument } from './openapi.js';
-import { readSnapshot } from '../store/memo.js';
+import { readInTurn } from '../store/memo.js';
 import { VERSION } from '../version.js';
 
 export interface ApiRequest {
@@ -97,9 +97,17 @@ export class Router {
     addRoute(this.matcher, route.method, pattern, { route, names });
   }
 
+  /**
+   * Every route in the matcher now: a server answers many requests, so it builds the
+   * tree once at start instead of looking at each path for routes still pending.
+   */
+  addAllRoutes() {
+    for (const routes of this.pending.values()) routes.forEach((route) => this.add(route));
+    this.pending.clear();
+  }
+
   /** A route's literal segment is the same text in every path it matches: the path's first or second segment. */
   private addRoutesFor(path: string) {
-    if (!this.pending.size) return;
     const [, first, second] = path.split('/', 3);
     for (const segment of [first, second]) {
       const routes = segment === undefined ? undefined : this.pending.get(segment);
@@ -120,11 +128,11 @@ export class Router {
       // A GET never writes (test/api/get-never-writes.test.ts), so its reads share one
       // snapshot: one read lock instead of one a statement, one memo check. An
       // answer that streams (a download) reads after this, outside it.
-      this.addRoutesFor(req.path);
+      if (this.pending.size) this.addRoutesFor(req.path);
       const found = findRoute(this.matcher, req.method, req.path);
       const result =
-        req.method === 'GET' && found?.data.route.snapshot !== false
-          ? readSnapshot(this.db, () => this.dispatch(req, found))
+        req.method === 'GET'
+          ? readInTurn(this.db, () => this.dispatch(req, found), found?.data.route.snapshot !== false)
           : this.dispatch(req, found);
       return result instanceof Promise ? result.catch(errorResponse) : result;
     } catch (err) {

@@ -218,6 +218,7 @@ function credentials(header: string | undefined): [string, string] | undefined {
 /** The service on HTTP: Basic auth with key pairs, JSON bodies whatever the Content-Type, JSON errors. */
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const router = new Router(opts.db, opts.clock, undefined, opts.importWriter, { strict: opts.strict });
+  router.addAllRoutes();
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const limiter = opts.rateLimit ? new RateLimiter(opts.rateLimit) : undefined;
   const openapi = JSON.stringify(openapiDocument(router.routes, VERSION));

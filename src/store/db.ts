@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { MIGRATIONS } from './migrations/index.js';
 import { installCountTriggers } from './counters.js';
 import { watchTables } from './memo.js';
+import { beforeWrite } from './statements.js';
 
 export type Db = Database.Database;
 
@@ -128,6 +129,7 @@ export function migrate(db: Db): void {
  * busy timeout instead of failing half way). Nested calls join the outer transaction.
  */
 export function inTransaction<T>(db: Db, fn: () => T): T {
+  beforeWrite(db);
   if (db.inTransaction) return fn();
   return db.transaction(fn).immediate();
 }

@@ -1,5 +1,5 @@
 import type { Db } from './db.js';
-import { stmt } from './statements.js';
+import { setBeforeWrite, stmt } from './statements.js';
 
 /**
  * A number that changes whenever the database changes: `data_version` moves when
@@ -23,8 +23,14 @@ function externalGeneration(db: Db): number {
   return turn.version;
 }
 
+interface Turn {
+  /** data_version as first read in this turn (outside a shared read). */
+  version: number | undefined;
+  /** Whether this turn's GETs share an open read transaction (readInTurn). */
+  reading: boolean;
+}
 /** Connections that look at other connections' commits once per turn of the event loop (checkOncePerTurn). */
-const perTurn = new WeakMap<Db, { version: number | undefined }>();
+const perTurn = new WeakMap<Db, Turn>();
 
 /**
  * `amsg serve`: the memos look for other connections' commits once per turn of the
@@ -35,7 +41,41 @@ const perTurn = new WeakMap<Db, { version: number | undefined }>();
  * their having arrived just before it. This connection's own writes still count at once.
  */
 export function checkOncePerTurn(db: Db): void {
-  perTurn.set(db, { version: undefined });
+  perTurn.set(db, { version: undefined, reading: false });
+  setBeforeWrite(db, () => endTurnRead(db));
+}
+
+/**
+ * `amsg serve`: the GETs answered in one turn of the event loop read in one shared
+ * read transaction, ended at the turn's end (setImmediate) or before anything writes,
+ * whichever comes first. A read lock taken and dropped per request (two fcntl calls
+ * and an fstat, and SQLite's page checks) was the largest share of a member GET's
+ * cost after node's own (bench/RESULTS.md); a turn answers several requests that
+ * arrived together, as if each had arrived just before the next. Elsewhere (the
+ * local transport, tests), the same as readSnapshot, or fn alone for a route that
+ * reads one statement (`snapshot: false`).
+ */
+export function readInTurn<T>(db: Db, fn: () => T, snapshot = true): T {
+  const turn = perTurn.get(db);
+  if (!turn) return snapshot ? readSnapshot(db, fn) : fn();
+  if (!turn.reading) {
+    // Another transaction of this connection (there is none between requests): join it.
+    if (db.inTransaction) return fn();
+    stmt(db, 'BEGIN').run();
+    snapshots.set(db, stmt(db, 'PRAGMA data_version').pluck().get() as number);
+    turn.reading = true;
+    setImmediate(endTurnRead, db);
+  }
+  return fn();
+}
+
+/** Ends the turn's shared read, if one is open (readInTurn). */
+function endTurnRead(db: Db): void {
+  const turn = perTurn.get(db);
+  if (!turn?.reading) return;
+  turn.reading = false;
+  snapshots.delete(db);
+  if (db.inTransaction) stmt(db, 'COMMIT').run();
 }
 
 interface Watch {

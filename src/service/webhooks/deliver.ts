@@ -19,7 +19,7 @@
  */
 import type { Agent, Dispatcher } from 'undici';
 import type { Db } from '../../store/db.js';
-import { stmt } from '../../store/statements.js';
+import { beforeWrite, stmt } from '../../store/statements.js';
 import { stamp, type Clock } from '../clock.js';
 import { VERSION } from '../../version.js';
 import { DELIVERY_ID_HEADER, EVENT_HEADER, EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './sign.js';
@@ -160,6 +160,7 @@ export class Deliverer {
     const attempts = head.attempts + 1;
     const status = ok ? 'o' : attempts >= MAX_ATTEMPTS ? 'e' : 'p';
     const next = status === 'p' ? stamp(new Date(now.getTime() + backoffMs(attempts))) : null;
+    beforeWrite(this.db);
     this.db.transaction(() => {
       // The webhook may have been deleted during the post, its deliveries with it.
       stmt(
