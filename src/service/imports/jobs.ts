@@ -28,24 +28,24 @@ export function advanceImports(db: Db, clock: Clock, budgetMs: number): boolean 
       | undefined;
     if (!job) return false;
     if (Date.now() >= deadline) return true;
-    const ctx: Ctx = { db, clock, actor: localActor(db, job.account_id), accountId: job.account_id };
     try {
-      advanceJob(ctx, job.import_id);
+      advanceJob(db, clock, job);
     } catch (err) {
       // Another process holds the database longer than the busy timeout: try later.
       if ((err as { code?: string }).code === 'SQLITE_BUSY') return true;
       // A batch that cannot be applied (a group deleted since) would fail on every
       // attempt and hold up every job after it: the job ends in e, saying why.
-      failJob(ctx, job.import_id, (err as Error).message);
+      failJob(db, clock, job, (err as Error).message);
     }
   }
 }
 
-/** Applies the next batch of a job in one transaction, or marks it done when none is left. */
-function advanceJob(ctx: Ctx, importId: number) {
-  const { db, clock } = ctx;
+/** Applies the next batch of a job in one transaction, and marks it done in the same one when no row is left. */
+function advanceJob(db: Db, clock: Clock, job: ImportRow) {
   inTransaction(db, () => {
-    const imp = importRow(ctx, importId);
+    // Read in the transaction: outside one, each read takes and drops the read lock.
+    const ctx = jobContext(db, clock, job);
+    const imp = importRow(ctx, job.import_id);
     if (imp.status === 'q')
       stmt(db, "UPDATE member_imports SET status = 'p', import_started = ? WHERE import_id = ?").run(
         stamp(clock.now()),
@@ -55,24 +55,34 @@ function advanceJob(ctx: Ctx, importId: number) {
       imp.import_id,
       JOB_BATCH,
     ) as { seq: number; member: string }[];
-    if (!staged.length) {
+    if (staged.length) {
+      const w = beginWrite(ctx, imp, stamp(clock.now()));
+      writeRows(w, checkRows(FieldCatalog.of(ctx), staged.map((r) => JSON.parse(r.member) as Record<string, unknown>)));
+      saveCounters(ctx, imp, staged.length, w.c);
+      stmt(db, 'DELETE FROM import_rows WHERE import_id = ? AND seq <= ?').run(imp.import_id, staged[staged.length - 1].seq);
+    }
+    // A job's rows are all staged when it is created, so a short batch was its last: it
+    // ends in the same transaction (a small bulk add is one transaction, not two).
+    if (staged.length < JOB_BATCH) {
       stmt(db, "UPDATE member_imports SET status = 'o', import_finished = ? WHERE import_id = ?").run(
         stamp(clock.now()),
         imp.import_id,
       );
       emitEvent(ctx, 'import_finish', () => importFinishEvent(ctx, imp.import_id));
-      return;
     }
-    const w = beginWrite(ctx, imp, stamp(clock.now()));
-    writeRows(w, checkRows(FieldCatalog.of(ctx), staged.map((r) => JSON.parse(r.member) as Record<string, unknown>)));
-    saveCounters(ctx, imp, staged.length, w.c);
-    stmt(db, 'DELETE FROM import_rows WHERE import_id = ? AND seq <= ?').run(imp.import_id, staged[staged.length - 1].seq);
   });
 }
 
+/** A job acts as its account's local owner, as the CLI would. */
+function jobContext(db: Db, clock: Clock, job: ImportRow): Ctx {
+  return { db, clock, actor: localActor(db, job.account_id), accountId: job.account_id };
+}
+
 /** Ends a job in error; its staged rows will never be applied, so they go. */
-function failJob(ctx: Ctx, importId: number, message: string) {
-  inTransaction(ctx.db, () => {
+function failJob(db: Db, clock: Clock, job: ImportRow, message: string) {
+  const importId = job.import_id;
+  inTransaction(db, () => {
+    const ctx = jobContext(db, clock, job);
     const now = stamp(ctx.clock.now());
     stmt(
       ctx.db,
