@@ -154,11 +154,15 @@ export class Router {
       throw new ApiError(404, `no such operation: ${req.method} ${req.path}`);
     }
     const { route, names } = found.data;
-    const rawParams: Record<string, string> = {};
-    names.forEach((name, i) => (rawParams[name] = decodeSegment(found.params![`p${i}`], req.path)));
-
     // The HQ routes name their account {parent_account_id}; it is checked the same way.
-    const ctx = this.context(req.actor, rawParams.account_id ?? rawParams.parent_account_id);
+    let accountText: string | undefined;
+    const params: Record<string, string> = {};
+    for (let i = 0; i < names.length; i++) {
+      const value = decodeSegment(found.params![`p${i}`], req.path);
+      if (names[i] === 'account_id' || names[i] === 'parent_account_id') accountText ??= value;
+      else params[names[i]] = value;
+    }
+    const ctx = this.context(req.actor, accountText);
     // After the account check: another account's id is a 404 whoever asks.
     if (!mayCall(req.actor, route.access))
       throw new ApiError(
@@ -166,7 +170,6 @@ export class Router {
         `forbidden: ${route.op} needs ${ACCESS_NEEDS[route.access]} (this key's user ${req.actor.email} has role ${req.actor.role})`,
         { operation: route.op, access: route.access },
       );
-    const { account_id: _account, parent_account_id: _parent, ...params } = rawParams;
     const { value: input, ignored } = parseLenient(
       () => ({
         ctx,
@@ -220,6 +223,7 @@ function resourceSegment(path: string): string | undefined {
  * a `+` is a plus (this is a path, not a form).
  */
 function decodeSegment(segment: string, path: string): string {
+  if (!segment.includes('%')) return segment;
   try {
     return decodeURIComponent(segment);
   } catch {

@@ -316,6 +316,9 @@ export function parseLenient<T>(parse: () => T, strict: boolean): { value: T; ig
  */
 export function object<S extends Shape>(shape: S, opts: { allowUnknown?: boolean; strict?: boolean } = {}): Schema<ObjectOf<S>> {
   const required = Object.keys(shape).filter((k) => !shape[k].optional);
+  // Every request parses its params and query with these: listed once, not per parse.
+  const entries = Object.entries(shape);
+  const known = Object.keys(shape).join(', ') || 'none';
   return {
     json: () => ({
       type: 'object',
@@ -335,9 +338,9 @@ export function object<S extends Shape>(shape: S, opts: { allowUnknown?: boolean
         for (const key of Object.keys(input))
           if (!(key in shape)) {
             if (ignoredKeys && !opts.strict) ignoredKeys.push(`${prefix}${key}`);
-            else throw invalid(`${prefix}${key}`, `unknown parameter (expected one of: ${Object.keys(shape).join(', ') || 'none'})`);
+            else throw invalid(`${prefix}${key}`, `unknown parameter (expected one of: ${known})`);
           }
-      for (const [key, s] of Object.entries(shape)) {
+      for (const [key, s] of entries) {
         const value = input[key];
         if (value === undefined && !s.optional) throw invalid(`${prefix}${key}`, 'is required');
         const parsed = s.parse(value, `${prefix}${key}`);

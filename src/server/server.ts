@@ -5,9 +5,10 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Db } from '../store/db.js';
 import type { Clock } from '../service/clock.js';
+import type { Actor } from '../service/context.js';
 import type { ImportWriter } from '../service/import-writer.js';
 import { authenticate } from '../service/accounts.js';
-import { memoOnTables } from '../store/memo.js';
+import { TableMemo } from '../store/memo.js';
 import { Router, type ApiRequest, type ApiResponse } from '../api/router.js';
 import { openapiDocument } from '../api/openapi.js';
 import { VERSION } from '../version.js';
@@ -23,8 +24,8 @@ const tooLargeBody = (limit: number, declared?: number) =>
     ? { status: 413, body: { error: `request body exceeds the 10 MB limit${declared === undefined ? '' : ` (${declared} bytes)`}` } }
     : { status: 413, body: tooLarge(declared).body };
 
-/** The tables authenticate reads (its memo survives writes to any other). */
-const AUTH_TABLES = ['api_keys', 'users'];
+/** A key pair's user by the Authorization header, read from the tables authenticate reads (its memo survives writes to any other). */
+const KEY_PAIRS = new TableMemo<string, Actor | undefined>('auth', ['api_keys', 'users']);
 
 export interface ServeOptions {
   db: Db;
@@ -272,7 +273,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       // off every request's cost, a write's too.
       const actor =
         header &&
-        memoOnTables(opts.db, AUTH_TABLES, `auth:${header}`, () => {
+        KEY_PAIRS.get(opts.db, header, () => {
           const creds = credentials(header);
           return creds && authenticate(opts.db, creds[0], creds[1]);
         });

@@ -1,14 +1,15 @@
 import { createRequire } from 'node:module';
 import { inTransaction, type Db } from '../store/db.js';
 import { stmt } from '../store/statements.js';
-import { memoOnTables } from '../store/memo.js';
+import { TableMemo } from '../store/memo.js';
 import { badRequest, notFound, forbidden } from '../errors.js';
 import { stamp, type Clock } from './clock.js';
 import type { Actor, Ctx, Role } from './context.js';
 
 // ---------------------------------------------------------------- accounts
 
-const ACCOUNT_TABLES = ['accounts'];
+/** An account's parent and retirement, asked by every request (the account in its path). */
+const ACCOUNTS = new TableMemo<number, { parent_account_id: number | null; retired_at: string | null } | undefined>('account', ['accounts']);
 
 /**
  * The one rule of who reaches which account, applied by the Router to every request
@@ -18,7 +19,7 @@ const ACCOUNT_TABLES = ['accounts'];
  */
 export function accountAccessible(db: Db, actor: Actor, accountId: number): boolean {
   // Every request asks (the account in its path); accounts change rarely.
-  const row = memoOnTables(db, ACCOUNT_TABLES, `account:${accountId}`, () =>
+  const row = ACCOUNTS.get(db, accountId, () =>
     stmt(db, 'SELECT parent_account_id, retired_at FROM accounts WHERE account_id = ?').get(accountId) as
       | { parent_account_id: number | null; retired_at: string | null }
       | undefined,

@@ -1,7 +1,7 @@
 import { inTransaction } from '../store/db.js';
 import { emitEvent } from './webhooks.js';
 import { stmt } from '../store/statements.js';
-import { memoOnTables } from '../store/memo.js';
+import { TableMemo } from '../store/memo.js';
 import { badRequest, notFound } from '../errors.js';
 import { preview } from '../api/schema.js';
 import { stamp } from './clock.js';
@@ -305,6 +305,9 @@ export function relationshipProblem(rule: RelationshipRule, parentValue: unknown
 }
 
 /** The live fields of an account by lower-cased shortcut name and by id, and their relationships, for member reads and writes. */
+/** Each account's field catalog: nearly every request reads it, almost none changes it. */
+const CATALOGS = new TableMemo<number, FieldCatalog>('fields', ['fields', 'field_relationships']);
+
 export class FieldCatalog {
   readonly byName = new Map<string, FieldRecord>();
   readonly byId = new Map<number, FieldRecord>();
@@ -358,12 +361,7 @@ export class FieldCatalog {
 
   /** The account's catalog, read again only after the database changed (every member read needs it). */
   static of(ctx: Ctx): FieldCatalog {
-    return memoOnTables(
-      ctx.db,
-      ['fields', 'field_relationships'],
-      `fields:${ctx.accountId}`,
-      () => new FieldCatalog(listFields(ctx), listRelationshipRows(ctx)),
-    );
+    return CATALOGS.get(ctx.db, ctx.accountId, () => new FieldCatalog(listFields(ctx), listRelationshipRows(ctx)));
   }
 
   /**

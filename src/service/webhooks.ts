@@ -15,7 +15,7 @@
 import type { Db } from '../store/db.js';
 import { inTransaction } from '../store/db.js';
 import { stmt } from '../store/statements.js';
-import { memoOnTables } from '../store/memo.js';
+import { TableMemo } from '../store/memo.js';
 import { badRequest, notFound } from '../errors.js';
 import { stamp, type Clock } from './clock.js';
 import type { Ctx } from './context.js';
@@ -60,8 +60,9 @@ export type EventCtx = Pick<Ctx, 'db' | 'clock' | 'accountId'>;
 // ---------------------------------------------------------------- firing
 
 /** The events the account has at least one webhook for, memoized on writes to webhooks alone. */
+const WANTED_EVENTS = new TableMemo<number, ReadonlySet<string>>('webhook-events', ['webhooks']);
 function wantedEvents(ctx: EventCtx): ReadonlySet<string> {
-  return memoOnTables(ctx.db, ['webhooks'], `webhook-events:${ctx.accountId}`, () =>
+  return WANTED_EVENTS.get(ctx.db, ctx.accountId, () =>
     new Set(stmt(ctx.db, 'SELECT DISTINCT event FROM webhooks WHERE account_id = ?').pluck().all(ctx.accountId) as string[]),
   );
 }

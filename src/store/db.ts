@@ -84,7 +84,7 @@ export function openDb(file: string, opts: OpenOptions = {}): Db {
   migrate(db);
   if (opts.countTriggers !== false) installCountTriggers(db);
   // The field catalog (FieldCatalog.of), the server's key check and the account check are memoized on
-  // writes to the tables they read alone (memoOnTables), not on every write.
+  // writes to the tables they read alone (TableMemo), not on every write.
   watchTables(db, ['fields', 'field_relationships', 'api_keys', 'users', 'webhooks', 'accounts']);
   return db;
 }

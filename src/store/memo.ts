@@ -93,7 +93,7 @@ interface Watch {
 const watches = new WeakMap<Db, Watch>();
 
 /**
- * Watches tables whose memos should survive writes to other tables (memoOnTables):
+ * Watches tables whose memos should survive writes to other tables (TableMemo):
  * the field catalog and a key pair's user are read by nearly every request and
  * changed by almost none, but a memo on the whole database's generation rebuilt them
  * after every member write (bench/mixed.js).
@@ -111,42 +111,45 @@ export function watchTables(db: Db, tables: readonly string[]): void {
   watches.set(db, watch);
 }
 
-/** Whether every one of these tables is watched on this connection, checked once per list. */
-const watchedLists = new WeakMap<Db, WeakMap<readonly string[], boolean>>();
-function allWatched(db: Db, watch: Watch, tables: readonly string[]): boolean {
-  let lists = watchedLists.get(db);
-  if (!lists) watchedLists.set(db, (lists = new WeakMap()));
-  let all = lists.get(tables);
-  if (all === undefined) lists.set(tables, (all = tables.every((t) => watch.tables.has(t))));
-  return all;
-}
-
-interface Entry {
+interface Entry<V> {
   external: number;
   writes: number;
-  value: unknown;
+  value: V;
 }
-const tableMemos = new WeakMap<Db, Map<string, Entry>>();
 
 /**
- * Like memo, for a value read from the given tables alone: computed again only once
- * a watched table has been written by this connection or another connection has
- * committed anything. On a connection that does not watch them all, the same as memo.
- * `tables` should be a constant array (which tables are watched is checked once per array).
- * Inside a read snapshot the check is two number comparisons and a Map lookup.
+ * A memo of values read from the given tables alone (the field catalog, a key pair's
+ * user): computed again only once a watched table has been written by this connection
+ * or another connection has committed anything. One instance per kind of value, made
+ * once at module level: a request checks it with a WeakMap lookup, two number
+ * comparisons and a Map lookup of its key (a number or the string it already has), so
+ * nothing is built or hashed per request but that key. On a connection that does not
+ * watch all of its tables, the same as memo.
  */
-export function memoOnTables<T>(db: Db, tables: readonly string[], key: string, compute: () => T): T {
-  const watch = watches.get(db);
-  if (!watch || !allWatched(db, watch, tables)) return memo(db, key, compute);
-  let byKey = tableMemos.get(db);
-  if (!byKey) tableMemos.set(db, (byKey = new Map()));
-  const external = externalGeneration(db);
-  const hit = byKey.get(key);
-  if (hit && hit.external === external && hit.writes === watch.writes) return hit.value as T;
-  const value = compute();
-  if (byKey.size >= MAX_ENTRIES) byKey.clear();
-  byKey.set(key, { external, writes: watch.writes, value });
-  return value;
+export class TableMemo<K extends string | number, V> {
+  private readonly perDb = new WeakMap<Db, { watch: Watch; entries: Map<K, Entry<V>> }>();
+
+  constructor(
+    /** Names the memo in the fallback memo's keys. */
+    readonly name: string,
+    readonly tables: readonly string[],
+  ) {}
+
+  get(db: Db, key: K, compute: () => V): V {
+    let state = this.perDb.get(db);
+    if (!state) {
+      const watch = watches.get(db);
+      if (!watch || !this.tables.every((t) => watch.tables.has(t))) return memo(db, `${this.name}:${key}`, compute);
+      this.perDb.set(db, (state = { watch, entries: new Map() }));
+    }
+    const external = externalGeneration(db);
+    const hit = state.entries.get(key);
+    if (hit && hit.external === external && hit.writes === state.watch.writes) return hit.value;
+    const value = compute();
+    if (state.entries.size >= MAX_ENTRIES) state.entries.clear();
+    state.entries.set(key, { external, writes: state.watch.writes, value });
+    return value;
+  }
 }
 
 const memos = new WeakMap<Db, Map<string, { generation: string; value: unknown }>>();

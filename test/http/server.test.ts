@@ -168,7 +168,7 @@ describe('authentication', () => {
   });
 
   // The key check and the field catalog are memoized on writes to the tables they
-  // read (memoOnTables), so member writes leave them cached: what changes a key, a
+  // read (TableMemo), so member writes leave them cached: what changes a key, a
   // user or a field, here or on another connection, still reaches the next request.
   it('sees a key revoked, a field created or deleted, after member writes and from another connection', async () => {
     const second = secondKey();
