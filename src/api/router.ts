@@ -1,4 +1,5 @@
 import { addRoute, createRouter, findRoute, type RouterContext } from 'rou3';
+import { compileRouter } from 'rou3/compiler';
 import type { Db } from '../store/db.js';
 import type { Clock } from '../service/clock.js';
 import type { Actor, Ctx } from '../service/context.js';
@@ -104,7 +105,14 @@ export class Router {
   addAllRoutes() {
     for (const routes of this.pending.values()) routes.forEach((route) => this.add(route));
     this.pending.clear();
+    // rou3's compiled matcher: one generated function for the whole table, answering
+    // what findRoute answers without splitting the path and walking the tree (a
+    // measurable share of a member GET's cost, bench/RESULTS.md).
+    this.compiled = compileRouter(this.matcher);
   }
+
+  /** The whole table as one function, once every route is in (addAllRoutes). */
+  private compiled?: (method: string, path: string) => ReturnType<typeof findRoute<Match>>;
 
   /** A route's literal segment is the same text in every path it matches: the path's first or second segment. */
   private addRoutesFor(path: string) {
@@ -128,8 +136,12 @@ export class Router {
       // A GET never writes (test/api/get-never-writes.test.ts), so its reads share one
       // snapshot: one read lock instead of one a statement, one memo check. An
       // answer that streams (a download) reads after this, outside it.
-      if (this.pending.size) this.addRoutesFor(req.path);
-      const found = findRoute(this.matcher, req.method, req.path);
+      let found;
+      if (this.compiled) found = this.compiled(req.method, req.path);
+      else {
+        if (this.pending.size) this.addRoutesFor(req.path);
+        found = findRoute(this.matcher, req.method, req.path);
+      }
       const result =
         req.method === 'GET'
           ? readInTurn(this.db, () => this.dispatch(req, found), found?.data.route.snapshot !== false)
