@@ -1,6 +1,6 @@
 // What the bulk benches share: the benchmark audience and how a command is timed.
 import { spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -128,4 +128,24 @@ export async function serveBench(name) {
   }
   const serveNodeArgs = (process.env.BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean);
   return { ROOT, BIN, NODE, fail, int, autocannon, serveNodeArgs };
+}
+
+const CLK_TCK = (() => {
+  const r = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
+  return Number(r.stdout) > 0 ? Number(r.stdout) : 100;
+})();
+
+/**
+ * CPU time (user + system) a process has used so far, in ms; undefined off Linux.
+ * A server's CPU per request does not depend on how much CPU the load generator or a
+ * neighbour took, so it says what a throughput ratio on a busy machine cannot.
+ */
+export function cpuMsOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK; // utime, stime (fields 14 and 15)
+  } catch {
+    return undefined;
+  }
 }

@@ -15,7 +15,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { benchWorkspace, serveBench, stopChild, writeMembersCsv } from './common.js';
+import { benchWorkspace, cpuMsOf, serveBench, stopChild, writeMembersCsv } from './common.js';
 
 const { BIN, NODE, fail, int, autocannon, serveNodeArgs } = await serveBench('mixed');
 const MEMBERS = int('BENCH_MIXED_MEMBERS', 20_000);
@@ -55,10 +55,13 @@ const headers = {
 
 /** Runs autocannon; answers requests/s and the p50/p99 latency in ms; any error or non-2xx fails the bench. */
 async function load(requests) {
+  const cpu0 = cpuMsOf(server.child.pid);
   const r = await autocannon({ url: server.url, headers, connections: CONNECTIONS, duration: SECONDS, timeout: 30, requests });
   if (r.errors || r.timeouts || r.non2xx)
     fail(`${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx answers (by status: ${JSON.stringify(r.statusCodeStats)})`);
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total };
+  const cpu1 = cpuMsOf(server.child.pid);
+  const cpuUs = cpu0 === undefined || cpu1 === undefined ? undefined : ((cpu1 - cpu0) * 1000) / r.requests.total;
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total, cpuUs };
 }
 
 const memberAt = (i) => 1 + (i % MEMBERS);
@@ -111,6 +114,10 @@ const ratio = median(rounds.map((r) => r.mix.rps / r.gets.rps));
 const gets = { rps: median(rounds.map((r) => r.gets.rps)) };
 const mix = { rps: median(rounds.map((r) => r.mix.rps)), p50: median(rounds.map((r) => r.mix.p50)), p99: median(rounds.map((r) => r.mix.p99)) };
 const tail = mix.p99 / Math.max(mix.p50, 1);
+// Server CPU per request of each load: their inverse ratio is what the throughput
+// ratio would be on a machine where the server had a core to itself.
+const cpuGets = median(rounds.map((r) => r.gets.cpuUs ?? NaN));
+const cpuMix = median(rounds.map((r) => r.mix.cpuUs ?? NaN));
 console.log(
   `\nmixed load on amsg serve, ${CONNECTIONS} connections, ${MEMBERS.toLocaleString('en')} members, ${ROUNDS} rounds of ${SECONDS} s each load (ratios per round: ${rounds.map((r) => (r.mix.rps / r.gets.rps).toFixed(2)).join(', ')}; medians below):\n`,
 );
@@ -120,3 +127,5 @@ console.log(
   `| mixed throughput (p50 ${mix.p50} ms, p99 ${mix.p99} ms) | GET-only: ${Math.round(gets.rps).toLocaleString('en')} req/s | ${Math.round(mix.rps).toLocaleString('en')} req/s | ${ratio.toFixed(2)}× | ≥ 0.25× | ${ratio >= 0.25 ? 'pass' : 'FAIL'} |`,
 );
 console.log(`| mixed p99 latency | p50: ${mix.p50} ms | ${mix.p99} ms | ${tail.toFixed(1)}× | ≤ 10× | ${tail <= 10 ? 'pass' : 'FAIL'} |`);
+if (Number.isFinite(cpuGets) && Number.isFinite(cpuMix))
+  console.log(`\nserver CPU per request: GET-only ${cpuGets.toFixed(0)} µs, mixed ${cpuMix.toFixed(0)} µs (CPU ratio ${(cpuGets / cpuMix).toFixed(2)}×)`);

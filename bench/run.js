@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { loadedModules } from './check-modules.js';
-import { envInt, median, stopChild } from './common.js';
+import { cpuMsOf, envInt, median, stopChild } from './common.js';
 
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -143,20 +143,6 @@ function stopServer(server) {
   return stopChild(server.child, children);
 }
 
-/** CPU time (user + system) a process has used so far, in clock ticks; undefined off Linux. */
-function cpuTicks(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
-  } catch {
-    return undefined;
-  }
-}
-const CLK_TCK = (() => {
-  const r = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
-  return Number(r.stdout) > 0 ? Number(r.stdout) : 100;
-})();
 
 /**
  * One autocannon run against a server, bounded by a watchdog; fails on any error or
@@ -165,7 +151,7 @@ const CLK_TCK = (() => {
  */
 async function load(server, path, headers, seconds) {
   const url = `${server.url}${path}`;
-  const cpu0 = cpuTicks(server.child.pid);
+  const cpu0 = cpuMsOf(server.child.pid);
   const instance = autocannon({ url, headers, connections: CONNECTIONS, duration: seconds, timeout: 10 });
   let watchdog;
   const timeout = new Promise((_, reject) => {
@@ -178,12 +164,12 @@ async function load(server, path, headers, seconds) {
     const r = await Promise.race([instance, timeout]);
     if (r.errors || r.timeouts || r.non2xx)
       throw new Error(`${url}: ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx answers`);
-    const cpu1 = cpuTicks(server.child.pid);
+    const cpu1 = cpuMsOf(server.child.pid);
     return {
       rps: r.requests.average,
       latencyP50: r.latency.p50,
       total: r.requests.total,
-      cpuMs: cpu0 === undefined || cpu1 === undefined ? undefined : ((cpu1 - cpu0) * 1000) / CLK_TCK,
+      cpuMs: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0,
     };
   } finally {
     clearTimeout(watchdog);

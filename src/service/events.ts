@@ -9,7 +9,7 @@ import { stmt } from '../store/statements.js';
 import { badRequest, notFound } from '../errors.js';
 import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
-import { windowOf, type Window } from './paging.js';
+import { LIMIT_OFFSET, type Window, windowOf } from './paging.js';
 
 export interface Kind {
   /** `event` or `touchpoint`: the prefix of the record's columns. */
@@ -60,7 +60,7 @@ export const MAX_ITEMS = 10;
 
 export function listTypes(ctx: Ctx, kind: Kind, w: Window = {}): TypeRow[] {
   const { limit, offset } = windowOf(w);
-  return stmt(ctx.db, `SELECT * FROM ${kind.typesTable} WHERE account_id = ? ORDER BY ${kind.typeId} LIMIT ? OFFSET ?`).all(
+  return stmt(ctx.db, `SELECT * FROM ${kind.typesTable} WHERE account_id = ? ORDER BY ${kind.typeId} ${LIMIT_OFFSET}`).all(
     ctx.accountId,
     limit,
     offset,
@@ -299,7 +299,7 @@ function requireMember(ctx: Ctx, memberId: number) {
 export function memberRecords(ctx: Ctx, kind: Kind, memberId: number, w: Window = {}): RecordRow[] {
   const { limit, offset } = windowOf(w);
   requireMember(ctx, memberId);
-  return stmt(ctx.db, `SELECT * FROM ${kind.recordsTable} WHERE member_id = ? ORDER BY ${kind.recordId} LIMIT ? OFFSET ?`).all(
+  return stmt(ctx.db, `SELECT * FROM ${kind.recordsTable} WHERE member_id = ? ORDER BY ${kind.recordId} ${LIMIT_OFFSET}`).all(
     memberId,
     limit,
     offset,

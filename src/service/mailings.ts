@@ -19,7 +19,7 @@ import { stmt } from '../store/statements.js';
 import { ApiError, badRequest, forbidden, notFound } from '../errors.js';
 import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
-import { windowOf, type Window } from './paging.js';
+import { LIMIT_OFFSET, type Window, windowOf } from './paging.js';
 import { FieldCatalog } from './fields.js';
 import { getGroup, requireGroups, type GroupRecord } from './groups.js';
 import { memberRow, membersByEmail, toMember, type MemberRecord, type MemberRow } from './members.js';
@@ -261,7 +261,7 @@ function individualRecipientsPage(ctx: Ctx, mailingId: number, role: AudienceRef
   const rows = stmt(
     ctx.db,
     `SELECT m.* FROM mailing_audience a CROSS JOIN members m ON m.member_id = a.ref_id
-      WHERE a.mailing_id = ? AND a.role = ? AND a.kind = 'member' ORDER BY a.ref_id LIMIT ? OFFSET ?`,
+      WHERE a.mailing_id = ? AND a.role = ? AND a.kind = 'member' ORDER BY a.ref_id ${LIMIT_OFFSET}`,
   ).all(mailingId, role, limit, offset) as MemberRow[];
   const catalog = FieldCatalog.of(ctx);
   return rows.map((r) => toMember(r, catalog));
@@ -425,7 +425,7 @@ export function mailingHistory(ctx: Ctx, memberId: number, w?: Window): MailingH
        CROSS JOIN mailings m ON m.mailing_id = mm.mailing_id
        CROSS JOIN mailings c ON c.mailing_id = mm.content_mailing_id
       WHERE mm.member_id = ? AND m.account_id = ?
-      ORDER BY mm.mailing_id DESC LIMIT ? OFFSET ?`,
+      ORDER BY mm.mailing_id DESC ${LIMIT_OFFSET}`,
   ).all(memberId, ctx.accountId, limit, offset) as (MailingHistoryItem & MessageRow & Pick<MailingRow, 'merge_fields' | 'html_body' | 'plaintext' | 'plaintext_only'>)[];
   return rows.map((r) => ({
     delivery_type: r.delivery_type,

@@ -14,7 +14,7 @@ import {
   type MemberRow,
   type MemberStatus,
 } from './members.js';
-import { windowOf, type Window } from './paging.js';
+import { LIMIT_OFFSET, type Window, windowOf } from './paging.js';
 import { emitEvent, emitMembers, memberList, membersWhere, wants } from './webhooks.js';
 
 const ids = (list: readonly number[]) => JSON.stringify([...new Set(list)]);
@@ -111,10 +111,10 @@ export function groupMembers(ctx: Ctx, groupId: number, q: GroupMembersQuery): M
   const rows = stmt(
     ctx.db,
     walkAlone
-      ? `SELECT m.* FROM (SELECT member_id FROM group_members WHERE member_group_id = ? ORDER BY member_id LIMIT ? OFFSET ?) AS page
+      ? `SELECT m.* FROM (SELECT member_id FROM group_members WHERE member_group_id = ? ORDER BY member_id ${LIMIT_OFFSET}) AS page
            CROSS JOIN members m ON m.member_id = page.member_id ORDER BY page.member_id`
       : `SELECT m.* FROM group_members gm CROSS JOIN members m ON m.member_id = gm.member_id
-          WHERE gm.member_group_id = ? AND m.deleted_at IS NULL ORDER BY gm.member_id LIMIT ? OFFSET ?`,
+          WHERE gm.member_group_id = ? AND m.deleted_at IS NULL ORDER BY gm.member_id ${LIMIT_OFFSET}`,
   ).all(groupId, limit, offset) as MemberRow[];
   const catalog = FieldCatalog.of(ctx);
   return rows.map((r) => toMember(r, catalog));

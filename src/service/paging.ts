@@ -25,3 +25,14 @@ export function windowOf(w: Window): { limit: number; offset: number } {
     });
   return { limit: end - offset, offset };
 }
+
+/**
+ * A window's LIMIT and OFFSET as bound values. A bare bound LIMIT or OFFSET makes
+ * SQLite (3.47 on) prepare the statement again whenever its value changes, as it
+ * plans with the value (sqlite3ExprIsInteger): a page of members paid a new prepare at
+ * every request with a new `start`. Cast, the values are used as they are, under the
+ * one plan. The statements of windows take them in this order, last.
+ */
+export const LIMIT_OFFSET = 'LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)';
+/** The same with named values, @limit and @offset. */
+export const LIMIT_OFFSET_NAMED = 'LIMIT CAST(@limit AS INTEGER) OFFSET CAST(@offset AS INTEGER)';

@@ -18,7 +18,7 @@ import { notFound } from '../errors.js';
 import type { Db } from '../store/db.js';
 import type { Ctx } from './context.js';
 import { stamp } from './clock.js';
-import { windowOf, type Window } from './paging.js';
+import { LIMIT_OFFSET, LIMIT_OFFSET_NAMED, type Window, windowOf } from './paging.js';
 import { FieldCatalog } from './fields.js';
 import { mailingRow, type MailingRow } from './mailings.js';
 import { parseDeletedRange, type MemberRow } from './members.js';
@@ -236,7 +236,7 @@ function messageList(ctx: Ctx, s: Scope, q: ListQuery, event: 'sent' | 'opened' 
     counted,
     `SELECT mm.${event === 'sent' ? 'delivery_ts' : event} AS ts, m.* FROM ${source} CROSS JOIN members m ON m.member_id = mm.member_id
       WHERE mm.mailing_id = ?${where} AND (? IS NULL OR mm.content_mailing_id = ?)
-      ORDER BY mm.member_id LIMIT ? OFFSET ?`,
+      ORDER BY mm.member_id ${LIMIT_OFFSET}`,
     [s.sentId, s.contentId, s.contentId],
     (m, r) => withTimestamp(m, r.ts ?? null),
   );
@@ -279,7 +279,7 @@ export function inProgress(ctx: Ctx, id: number, q: ListQuery) {
     () => countsOf(ctx, s).in_progress,
     `SELECT m.* FROM mailing_queue mq CROSS JOIN members m ON m.member_id = mq.member_id
       WHERE mq.mailing_id = ? AND (? IS NULL OR mq.content_mailing_id = ?)
-      ORDER BY mq.member_id LIMIT ? OFFSET ?`,
+      ORDER BY mq.member_id ${LIMIT_OFFSET}`,
     [s.sentId, s.contentId, s.contentId],
     (m) => m,
   );
@@ -310,7 +310,7 @@ export function deliveries(ctx: Ctx, id: number, q: ListQuery & { result?: Deliv
     `SELECT COALESCE(mm.bounced, mm.delivery_ts) AS ts, mm.bounced, mm.bounce_type, m.*
        FROM mailing_messages mm ${result === 'all' || result === 'delivered' ? '' : 'INDEXED BY mailing_messages_bounced'} CROSS JOIN members m ON m.member_id = mm.member_id
       WHERE mm.mailing_id = ?${filter} AND (? IS NULL OR mm.content_mailing_id = ?)
-      ORDER BY mm.member_id LIMIT ? OFFSET ?`,
+      ORDER BY mm.member_id ${LIMIT_OFFSET}`,
     [s.sentId, s.contentId, s.contentId],
     (m, r) => ({
       ...withTimestamp(m, r.ts ?? null),
@@ -330,7 +330,7 @@ export function optouts(ctx: Ctx, id: number, q: ListQuery) {
     () => countsOf(ctx, s).opted_out,
     `SELECT o.opted_out_at AS ts, m.* FROM mailing_optouts o CROSS JOIN members m ON m.member_id = o.member_id
       WHERE o.mailing_id = ? AND (? IS NULL OR o.content_mailing_id = ?)
-      ORDER BY o.optout_id LIMIT ? OFFSET ?`,
+      ORDER BY o.optout_id ${LIMIT_OFFSET}`,
     [s.sentId, s.contentId, s.contentId],
     (m, r) => withTimestamp(m, r.ts ?? null),
   );
@@ -377,7 +377,7 @@ export function clicks(ctx: Ctx, id: number, q: ListQuery & { member_id?: number
   const rows = stmt(
     ctx.db,
     `SELECT c.clicked_at AS ts, c.link_id, m.* FROM mailing_clicks c CROSS JOIN members m ON m.member_id = c.member_id
-      WHERE ${where} ORDER BY c.click_id LIMIT @limit OFFSET @offset`,
+      WHERE ${where} ORDER BY c.click_id ${LIMIT_OFFSET_NAMED}`,
   ).all({ ...args, limit, offset }) as (Row & { link_id: number | null })[];
   return rows.map((r) => ({ ...withTimestamp(toResponseMember(r, catalog), r.ts ?? null), link_id: r.link_id }));
 }
@@ -426,7 +426,7 @@ export function forwards(ctx: Ctx, id: number, q: ListQuery) {
     `SELECT f.forwarded_at AS timestamp, f.forward_mailing_id, f.member_id, m.email
        FROM mailing_forwards f CROSS JOIN members m ON m.member_id = f.member_id
       WHERE f.mailing_id = ? AND (? IS NULL OR f.content_mailing_id = ?)
-      ORDER BY f.forward_mailing_id LIMIT ? OFFSET ?`,
+      ORDER BY f.forward_mailing_id ${LIMIT_OFFSET}`,
   ).all(s.sentId, s.contentId, s.contentId, limit, offset) as { timestamp: string; forward_mailing_id: number; member_id: number; email: string }[];
 }
 

@@ -32,7 +32,7 @@ import { stamp, type Clock } from './clock.js';
 import type { Ctx } from './context.js';
 import { coerceValue, FieldCatalog, type FieldRecord } from './fields.js';
 import { MEMBER_STATUSES, toMember, type MemberRecord, type MemberRow } from './members.js';
-import { windowOf, type Window } from './paging.js';
+import { LIMIT_OFFSET, type Window, windowOf } from './paging.js';
 
 export interface SearchRecord {
   search_id: number;
@@ -821,7 +821,7 @@ export function listSearches(ctx: Ctx, w: Window = {}): SearchRecord[] {
   const { limit, offset } = windowOf(w);
   const rows = stmt(
     ctx.db,
-    'SELECT * FROM searches WHERE account_id = ? AND deleted_at IS NULL ORDER BY search_id LIMIT ? OFFSET ?',
+    `SELECT * FROM searches WHERE account_id = ? AND deleted_at IS NULL ORDER BY search_id ${LIMIT_OFFSET}`,
   ).all(ctx.accountId, limit, offset) as SearchRow[];
   return rows.map(recordOf);
 }
@@ -875,7 +875,7 @@ export function searchMembers(ctx: Ctx, searchId: number, w: Window): MemberReco
   const { limit, offset } = windowOf(w);
   const row = liveRow(ctx, searchId);
   const gone = archivedSince(ctx, row);
-  let ids = stmt(ctx.db, 'SELECT member_id FROM search_results WHERE search_id = ? ORDER BY member_id LIMIT ? OFFSET ?')
+  let ids = stmt(ctx.db, `SELECT member_id FROM search_results WHERE search_id = ? ORDER BY member_id ${LIMIT_OFFSET}`)
     .pluck()
     .all(searchId, limit + gone.length, offset) as number[];
   if (gone.length && ids.length) {

@@ -224,7 +224,7 @@ function build(ctx: Ctx, m: MailingRow) {
   const boundary = stmt(
     ctx.db,
     `SELECT member_id FROM mailing_queue WHERE mailing_id = ? AND content_mailing_id IS NOT NULL
-      ORDER BY member_id LIMIT 1 OFFSET ?`,
+      ORDER BY member_id LIMIT 1 OFFSET CAST(? AS INTEGER)`,
   )
     .pluck()
     .get(m.mailing_id, BUILD_BATCH - 1) as number | undefined;

@@ -12,7 +12,7 @@ import { badRequest, notFound, ApiError } from '../errors.js';
 import { stamp, type Clock } from './clock.js';
 import type { Ctx } from './context.js';
 import { getUser, ROLE_RANK, setUpAccount } from './accounts.js';
-import { windowOf, type Window } from './paging.js';
+import { LIMIT_OFFSET, type Window, windowOf } from './paging.js';
 
 export const SUBACCOUNT_STATUSES = ['active', 'trial', 'pending_retirement', 'retired'] as const;
 export type SubaccountStatus = (typeof SUBACCOUNT_STATUSES)[number];
@@ -307,7 +307,7 @@ function listFor(ctx: Ctx, user: { user_id: number; role: string }, filter: List
   }
   const { limit, offset } = windowOf(filter);
   const { sql, params, order } = subaccountsQuery(ctx, who, filter, 'a.account_id, a.account_name, a.account_status');
-  const rows = stmt(ctx.db, `${sql} ORDER BY ${order} LIMIT ? OFFSET ?`).all(...params, limit, offset) as AccountRow[];
+  const rows = stmt(ctx.db, `${sql} ORDER BY ${order} ${LIMIT_OFFSET}`).all(...params, limit, offset) as AccountRow[];
   return { subaccounts: rows.map(toListItem) };
 }
 

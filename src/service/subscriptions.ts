@@ -10,7 +10,7 @@ import { badRequest, notFound } from '../errors.js';
 import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
 import { memberRow, requireMembers } from './members.js';
-import { windowOf, type Window } from './paging.js';
+import { LIMIT_OFFSET, type Window, windowOf } from './paging.js';
 import { emitEvent, memberList } from './webhooks.js';
 
 export interface SubscriptionSettings {
@@ -127,14 +127,14 @@ function memberIdsWhere(ctx: Ctx, subscriptionId: number, rowStatus: 'subscribed
     return stmt(
       ctx.db,
       `SELECT member_id FROM subscription_members WHERE subscription_id = ? AND status = ?
-        ORDER BY member_id LIMIT ? OFFSET ?`,
+        ORDER BY member_id ${LIMIT_OFFSET}`,
     ).all(subscriptionId, rowStatus, limit, offset) as { member_id: number }[];
   return stmt(
     ctx.db,
     `SELECT sm.member_id FROM subscription_members sm
        CROSS JOIN members m ON m.member_id = sm.member_id AND m.deleted_at IS NULL
       WHERE sm.subscription_id = ? AND ${condition}
-      ORDER BY sm.member_id LIMIT ? OFFSET ?`,
+      ORDER BY sm.member_id ${LIMIT_OFFSET}`,
   ).all(subscriptionId, limit, offset) as { member_id: number }[];
 }
 

@@ -19,7 +19,7 @@ import { TableMemo } from '../store/memo.js';
 import { badRequest, notFound } from '../errors.js';
 import { stamp, type Clock } from './clock.js';
 import type { Ctx } from './context.js';
-import { windowOf, type Window } from './paging.js';
+import { LIMIT_OFFSET, type Window, windowOf } from './paging.js';
 
 /** The spec's catalogue of webhook event types (Events part), in its order. */
 export const WEBHOOK_EVENT_TYPES: readonly { webhook_event_id: number; event_name: string; description: string }[] = [
@@ -181,7 +181,7 @@ const RECORD = 'SELECT webhook_id, url, method, event, public_key FROM webhooks'
 
 export function listWebhooks(ctx: Ctx, w: Window = {}): WebhookRecord[] {
   const { limit, offset } = windowOf(w);
-  return stmt(ctx.db, `${RECORD} WHERE account_id = ? ORDER BY webhook_id LIMIT ? OFFSET ?`).all(ctx.accountId, limit, offset) as WebhookRecord[];
+  return stmt(ctx.db, `${RECORD} WHERE account_id = ? ORDER BY webhook_id ${LIMIT_OFFSET}`).all(ctx.accountId, limit, offset) as WebhookRecord[];
 }
 
 export function countWebhooks(ctx: Ctx): number {
@@ -328,7 +328,7 @@ function deliveryWhere(ctx: Ctx, q: DeliveryQuery): { where: string; params: unk
 export function listDeliveries(ctx: Ctx, q: DeliveryQuery): (DeliveryRow & { attempt_log: AttemptRow[] })[] {
   const { limit, offset } = windowOf(q);
   const { where, params } = deliveryWhere(ctx, q);
-  const rows = stmt(ctx.db, `${DELIVERY} WHERE ${where} ORDER BY d.delivery_id DESC LIMIT ? OFFSET ?`).all(...params, limit, offset) as DeliveryRow[];
+  const rows = stmt(ctx.db, `${DELIVERY} WHERE ${where} ORDER BY d.delivery_id DESC ${LIMIT_OFFSET}`).all(...params, limit, offset) as DeliveryRow[];
   return rows.map((r) => ({ ...r, attempt_log: attemptsOf(ctx.db, r.delivery_id) }));
 }
 

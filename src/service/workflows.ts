@@ -17,7 +17,7 @@ import { ApiError, badRequest, notFound } from '../errors.js';
 import { isEmail } from '../api/schema.js';
 import { stamp, type Clock } from './clock.js';
 import type { Actor, Ctx } from './context.js';
-import { windowOf, type Window } from './paging.js';
+import { LIMIT_OFFSET, type Window, windowOf } from './paging.js';
 import { EVENTS, TOUCHPOINTS, insertRecord, typeExists, type Kind } from './events.js';
 import { requireGroups } from './groups.js';
 import { joinGroups, updateMember } from './members.js';
@@ -75,7 +75,7 @@ export function getWorkflow(ctx: Ctx, workflowId: number): WorkflowRecord {
 export function listWorkflows(ctx: Ctx, w: Window = {}): WorkflowRecord[] {
   const { limit, offset } = windowOf(w);
   return (
-    stmt(ctx.db, 'SELECT * FROM workflows WHERE account_id = ? ORDER BY workflow_id LIMIT ? OFFSET ?').all(ctx.accountId, limit, offset) as WorkflowRow[]
+    stmt(ctx.db, `SELECT * FROM workflows WHERE account_id = ? ORDER BY workflow_id ${LIMIT_OFFSET}`).all(ctx.accountId, limit, offset) as WorkflowRow[]
   ).map(toRecord);
 }
 
@@ -249,7 +249,7 @@ export function workflowRuns(ctx: Ctx, workflowId: number, w: Window = {}): RunR
   const { limit, offset } = windowOf(w);
   getWorkflow(ctx, workflowId);
   return (
-    stmt(ctx.db, 'SELECT run_id, workflow_id, inbound_id, member_id, ran_at, actions FROM workflow_runs WHERE workflow_id = ? ORDER BY run_id LIMIT ? OFFSET ?').all(
+    stmt(ctx.db, `SELECT run_id, workflow_id, inbound_id, member_id, ran_at, actions FROM workflow_runs WHERE workflow_id = ? ORDER BY run_id ${LIMIT_OFFSET}`).all(
       workflowId,
       limit,
       offset,
@@ -403,14 +403,14 @@ export function listInbound(ctx: Ctx, q: Window & { outcome?: Outcome | typeof Q
   const { limit, offset } = windowOf(q);
   const rows =
     q.outcome === undefined
-      ? stmt(ctx.db, 'SELECT * FROM inbound_events WHERE account_id = ? ORDER BY inbound_id LIMIT ? OFFSET ?').all(ctx.accountId, limit, offset)
+      ? stmt(ctx.db, `SELECT * FROM inbound_events WHERE account_id = ? ORDER BY inbound_id ${LIMIT_OFFSET}`).all(ctx.accountId, limit, offset)
       : q.outcome === QUEUED
-        ? stmt(ctx.db, 'SELECT * FROM inbound_events WHERE account_id = ? AND outcome IS NULL ORDER BY inbound_id LIMIT ? OFFSET ?').all(
+        ? stmt(ctx.db, `SELECT * FROM inbound_events WHERE account_id = ? AND outcome IS NULL ORDER BY inbound_id ${LIMIT_OFFSET}`).all(
             ctx.accountId,
             limit,
             offset,
           )
-        : stmt(ctx.db, 'SELECT * FROM inbound_events WHERE account_id = ? AND outcome = ? ORDER BY inbound_id LIMIT ? OFFSET ?').all(
+        : stmt(ctx.db, `SELECT * FROM inbound_events WHERE account_id = ? AND outcome = ? ORDER BY inbound_id ${LIMIT_OFFSET}`).all(
             ctx.accountId,
             q.outcome,
             limit,

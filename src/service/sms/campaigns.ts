@@ -18,7 +18,7 @@ import { stmt } from '../../store/statements.js';
 import { badRequest, forbidden, notFound } from '../../errors.js';
 import { stamp } from '../clock.js';
 import type { Ctx } from '../context.js';
-import { windowOf, type Window } from '../paging.js';
+import { LIMIT_OFFSET, type Window, windowOf } from '../paging.js';
 import { FieldCatalog } from '../fields.js';
 import { requireGroups } from '../groups.js';
 import { memberRow, normalizePhone } from '../members.js';
@@ -119,7 +119,7 @@ export function listCampaigns(ctx: Ctx, q: Window & { includeArchived?: boolean 
   return stmt(
     ctx.db,
     `SELECT * FROM sms_campaigns WHERE account_id = ? AND (? OR archived_at IS NULL)
-      ORDER BY sms_campaign_id LIMIT ? OFFSET ?`,
+      ORDER BY sms_campaign_id ${LIMIT_OFFSET}`,
   ).all(ctx.accountId, q.includeArchived ? 1 : 0, limit, offset) as SmsCampaignRow[];
 }
 
@@ -148,7 +148,7 @@ export function listDeliveries(ctx: Ctx, campaignId: number, w: Window): Deliver
     ctx.db,
     `SELECT ? AS account_id, sms_campaign_id, member_id, delivery_type, bounce_type, opted_out_at,
             ? AS from_phone_number, to_phone_number
-       FROM sms_deliveries WHERE sms_campaign_id = ? ORDER BY member_id LIMIT ? OFFSET ?`,
+       FROM sms_deliveries WHERE sms_campaign_id = ? ORDER BY member_id ${LIMIT_OFFSET}`,
   ).all(c.account_id, c.from_phone_number, campaignId, limit, offset) as DeliveryRow[];
 }
 
@@ -174,7 +174,7 @@ export function listClicks(ctx: Ctx, campaignId: number, w: Window): ClickRow[] 
     ctx.db,
     `SELECT k.sms_campaign_id, k.member_id, k.sms_link_id, l.link_target AS sms_link_target, k.to_phone_number, k.click_timestamp
        FROM sms_clicks k CROSS JOIN sms_links l ON l.sms_link_id = k.sms_link_id
-      WHERE k.sms_campaign_id = ? ORDER BY k.sms_click_id LIMIT ? OFFSET ?`,
+      WHERE k.sms_campaign_id = ? ORDER BY k.sms_click_id ${LIMIT_OFFSET}`,
   ).all(campaignId, limit, offset) as ClickRow[];
 }
 

@@ -1,0 +1,24 @@
+const D=require('better-sqlite3');const db=new D('/tmp/sp/m20.db',{readonly:true});
+const cols='m.member_id, m.email, m.field_values';
+const inner='SELECT member_id FROM members WHERE account_id = @account AND deleted_at IS NULL AND member_id > @after ORDER BY member_id LIMIT @limit OFFSET @offset';
+const s=db.prepare(`SELECT ${cols} FROM (${inner}) AS page CROSS JOIN members m ON m.member_id = page.member_id ORDER BY page.member_id`).raw();
+const s2=db.prepare(inner).raw();
+function t(name,fn){const N=3000;for(let i=0;i<300;i++)fn(i);const t0=process.hrtime.bigint();for(let i=0;i<N;i++)fn(i);console.log(name,(Number(process.hrtime.bigint()-t0)/N/1000).toFixed(1),'µs')}
+db.exec('BEGIN');
+t('join same params',()=>s.all({account:1,after:7000,limit:50,offset:10}));
+t('join varying after',(i)=>s.all({account:1,after:7000+(i%100),limit:50,offset:10}));
+t('join varying offset',(i)=>s.all({account:1,after:7000,limit:50,offset:i%100}));
+t('inner same',()=>s2.all({account:1,after:7000,limit:50,offset:10}));
+t('inner varying after',(i)=>s2.all({account:1,after:7000+(i%100),limit:50,offset:10}));
+t('inner varying offset',(i)=>s2.all({account:1,after:7000,limit:50,offset:i%100}));
+const COLS=`member_id, account_id, email, member_status_id, plaintext_preferred, bounce_count, member_since, last_modified_at, deleted_at, field_values, sms_phone_number, sms_region_code, sms_transactional_status, sms_transactional_status_updated_at, sms_promotional_status, sms_promotional_status_updated_at`;
+const PC=COLS.split(', ').map(c=>'m.'+c).join(', ');
+const j16=db.prepare(`SELECT ${PC} FROM (${inner}) AS page CROSS JOIN members m ON m.member_id = page.member_id ORDER BY page.member_id`).raw();
+const d16=db.prepare(`SELECT ${COLS} FROM members WHERE account_id = @account AND deleted_at IS NULL AND member_id > @after ORDER BY member_id LIMIT @limit OFFSET @offset`).raw();
+const d16o=db.prepare(`SELECT ${COLS} FROM members WHERE account_id = @account AND deleted_at IS NULL AND member_id > @after ORDER BY member_id LIMIT @limit OFFSET @offset`);
+t('join16 varying',(i)=>j16.all({account:1,after:7000+(i%100),limit:50,offset:i%100}));
+t('direct16 varying',(i)=>d16.all({account:1,after:7000+(i%100),limit:50,offset:i%100}));
+t('direct16 objects varying',(i)=>d16o.all({account:1,after:7000+(i%100),limit:50,offset:i%100}));
+console.log(db.prepare('EXPLAIN QUERY PLAN '+`SELECT ${COLS} FROM members WHERE account_id = @account AND deleted_at IS NULL AND member_id > @after ORDER BY member_id LIMIT @limit OFFSET @offset`).all({account:1,after:1,limit:1,offset:1}));
+t('deep join16',(i)=>j16.all({account:1,after:0,limit:50,offset:15000+(i%100)}));
+t('deep direct16',(i)=>d16.all({account:1,after:0,limit:50,offset:15000+(i%100)}));
