@@ -13,6 +13,10 @@ import { advanceJobs } from '../../src/service/jobs.js';
 import { advanceWebhookPrune, PRUNABLE_DELIVERIES, PRUNABLE_EVENTS } from '../../src/service/webhooks/retention.js';
 import { initialize } from '../../src/service/accounts.js';
 import { addMember, createField, createGroups, ok } from './util.js';
+import { LIMIT_OFFSET, LIMIT_OFFSET_NAMED } from '../../src/service/paging.js';
+
+/** A LIMIT or OFFSET that is a bound value as it is. */
+const BARE_BOUND_LIMIT = /\b(LIMIT|OFFSET)\s+(\?|[@:$]\w+)/i;
 
 /** Tables that grow with the audience (members) or with what is sent to it. */
 const LARGE_TABLES = [
@@ -249,8 +253,18 @@ describe('list routes read in index order, without a sort or a scan of the audie
       for (const sql of reads) {
         const bad = offending(sql);
         expect(bad, `${sql.replace(/\s+/g, ' ').trim()}\n  plan: ${bad.join('; ')}`).toEqual([]);
+        // SQLite prepares a statement with a bare bound LIMIT or OFFSET again whenever
+        // the bound value changes: a new page would pay a prepare (LIMIT_OFFSET in paging.ts).
+        expect(sql, 'a bare bound LIMIT/OFFSET: use LIMIT_OFFSET').not.toMatch(BARE_BOUND_LIMIT);
       }
     });
+});
+
+it('the check for a bare bound LIMIT/OFFSET finds one, and lets the cast form through', () => {
+  expect('SELECT 1 FROM t ORDER BY a LIMIT ? OFFSET ?').toMatch(BARE_BOUND_LIMIT);
+  expect('SELECT 1 FROM t LIMIT 1 OFFSET @offset').toMatch(BARE_BOUND_LIMIT);
+  expect(`SELECT 1 FROM t ORDER BY a ${LIMIT_OFFSET}`).not.toMatch(BARE_BOUND_LIMIT);
+  expect(`SELECT 1 FROM t ORDER BY a ${LIMIT_OFFSET_NAMED}`).not.toMatch(BARE_BOUND_LIMIT);
 });
 
 describe('jobs walk an index, not a table', () => {
