@@ -527,13 +527,20 @@ function upsertRows(w: BatchWrite, rows: CheckedRows, listIds: (number[] | Error
     if (!chunk.length) continue;
     const args: unknown[] = [];
     for (const r of chunk) args.push(rows.emails[r.row], rows.patches[r.row]);
-    const ids = new Map<string, number>();
-    for (const [id, email] of upsertStatement(ctx.db, chunk.length).all(args, named) as [number, string][]) ids.set(email, id);
+    const written = upsertStatement(ctx.db, chunk.length).all(args, named) as [number, string][];
+    // RETURNING answers in the order the rows were written (SQLite does, without
+    // promising it), so its rows are matched walking beside the chunk; a row that does
+    // not line up (a duplicate answers none) turns to a map by address for the rest.
+    let next = 0;
+    let ids: Map<string, number> | undefined;
     for (const r of chunk) {
-      const id = ids.get(rows.emails[r.row]);
+      const email = rows.emails[r.row];
+      let id: number | undefined;
+      if (!ids && next < written.length && written[next][1] === email) id = written[next++][0];
+      else id = (ids ??= new Map(written.map(([m, e]) => [e, m]))).get(email);
       if (id === undefined) {
         // The upsert leaves a member this import already holds: written by an earlier batch.
-        countDuplicate(c, rows.index[r.row], rows.emails[r.row], undefined);
+        countDuplicate(c, rows.index[r.row], email, undefined);
         continue;
       }
       r.id = id;
