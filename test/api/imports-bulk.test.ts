@@ -250,17 +250,24 @@ describe.each([
     await csvRows(first, columns, [['a@b.org', 'A', ''], ['b@b.org', 'B', 'Gold'], ['c@b.org', 'C', '']]);
     expect(await ok(s, 'DELETE', '/1/members/3')).toBe(true);
     const again = await open();
+    // The version the member pages keep their anchors under (024-member-order): c's
+    // return moves positions, so it must change; the other updates and an add must not.
+    const version = () => s.db.prepare('SELECT version FROM member_order WHERE account_id = 1').pluck().get();
+    const before = version();
     // Batch 1 updates a, b and c (c comes back); batch 2 names b again: a duplicate, its value not taken.
     expect(await csvRows(again, columns, [['a@b.org', 'A2', 'Gold'], ['b@b.org', 'B2', 'Gold'], ['c@b.org', 'C2', '']])).toMatchObject({
       added: 0,
       updated: 3,
       duplicates: 0,
     });
+    const afterRestore = version();
+    expect(afterRestore).not.toBe(before);
     expect(await csvRows(again, columns, [['b@b.org', 'B3', ''], ['d@b.org', 'D', 'Gold']])).toMatchObject({
       added: 1,
       updated: 0,
       duplicates: 1,
     });
+    expect(version()).toBe(afterRestore);
     expect(stored()).toMatchObject([
       { member_id: 1, field_values: '{"1":"A2"}', deleted_at: null },
       { member_id: 2, field_values: '{"1":"B2"}', deleted_at: null },
