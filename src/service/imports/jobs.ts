@@ -23,29 +23,42 @@ export function advanceImports(db: Db, clock: Clock, budgetMs: number): boolean 
   for (;;) {
     // The partial index of migration 015 holds only the jobs still to run: this runs
     // every few milliseconds in `amsg serve`, whatever the number of finished imports.
-    const job = stmt(db, `SELECT * FROM member_imports WHERE mode = 'job' AND status IN ('q','p') AND account_id NOT IN (${RETIRED_ACCOUNTS}) ORDER BY import_id LIMIT 1`).get() as
-      | ImportRow
-      | undefined;
-    if (!job) return false;
-    if (Date.now() >= deadline) return true;
-    try {
-      advanceJob(db, clock, job);
-    } catch (err) {
-      // Another process holds the database longer than the busy timeout: try later.
-      if ((err as { code?: string }).code === 'SQLITE_BUSY') return true;
-      // A batch that cannot be applied (a group deleted since) would fail on every
-      // attempt and hold up every job after it: the job ends in e, saying why.
-      failJob(db, clock, job, (err as Error).message);
+    // Several at a time: a burst of small bulk adds is many jobs of one batch each.
+    const jobs = stmt(
+      db,
+      `SELECT * FROM member_imports WHERE mode = 'job' AND status IN ('q','p') AND account_id NOT IN (${RETIRED_ACCOUNTS}) ORDER BY import_id LIMIT ${JOBS_AT_ONCE}`,
+    ).all() as ImportRow[];
+    if (!jobs.length) return false;
+    for (const job of jobs) {
+      if (Date.now() >= deadline) return true;
+      let finished: boolean;
+      try {
+        finished = advanceJob(db, clock, job);
+      } catch (err) {
+        // Another process holds the database longer than the busy timeout: try later.
+        if ((err as { code?: string }).code === 'SQLITE_BUSY') return true;
+        // A batch that cannot be applied (a group deleted since) would fail on every
+        // attempt and hold up every job after it: the job ends in e, saying why.
+        failJob(db, clock, job, (err as Error).message);
+        finished = true;
+      }
+      // Jobs apply in order: one with rows left goes on before any later one starts.
+      if (!finished) break;
     }
   }
 }
 
-/** Applies the next batch of a job in one transaction, and marks it done in the same one when no row is left. */
-function advanceJob(db: Db, clock: Clock, job: ImportRow) {
-  inTransaction(db, () => {
+/** How many waiting jobs one look finds. */
+const JOBS_AT_ONCE = 16;
+
+/** Applies the next batch of a job in one transaction, and marks it done in the same one when no row is left; answers whether it is done. */
+function advanceJob(db: Db, clock: Clock, job: ImportRow): boolean {
+  return inTransaction(db, () => {
     // Read in the transaction: outside one, each read takes and drops the read lock.
     const ctx = jobContext(db, clock, job);
     const imp = importRow(ctx, job.import_id);
+    // Another process's runner finished it since it was found.
+    if (imp.status !== 'q' && imp.status !== 'p') return true;
     if (imp.status === 'q')
       stmt(db, "UPDATE member_imports SET status = 'p', import_started = ? WHERE import_id = ?").run(
         stamp(clock.now()),
@@ -69,7 +82,9 @@ function advanceJob(db: Db, clock: Clock, job: ImportRow) {
         imp.import_id,
       );
       emitEvent(ctx, 'import_finish', () => importFinishEvent(ctx, imp.import_id));
+      return true;
     }
+    return false;
   });
 }
 
