@@ -6,12 +6,18 @@ const { readFileSync, writeFileSync } = require('node:fs');
 const { dirname, join } = require('node:path');
 
 const root = join(__dirname, '..');
+/** The bundles loaded so far, by file (loadCompiled). */
+const compiled = new Map();
 const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   process.stdout.write(`${version}\n`);
 } else {
-  const core = loadCompiled(join(root, 'dist', 'amsg.cjs'));
+  // The bundle's lazily used packages (undici for remote calls, faker for seeding) are
+  // files of their own, loaded through this too, so they start from a code cache as well.
+  globalThis[Symbol.for('amsg.loadCompiled')] = (file) =>
+    loadCompiled(file, process.env.AMSG_WRITE_VENDOR_CACHE ? `${file}.cache` : undefined);
+  const core = loadCompiled(join(root, 'dist', 'amsg.cjs'), process.env.AMSG_WRITE_CODE_CACHE);
   // The bundle runs in a vm.Script, which has no ES module loader: it imports the
   // live views' ES module (Ink) through this file's import().
   core.setEsmImport((url) => import(url));
@@ -22,13 +28,16 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
 }
 
 /**
- * Loads a CommonJS bundle as require() would, but compiled from V8's code cache
- * (FILE.cache, written by the build): compiling the CLI's code was a large part of
- * every start. A cache that this node's V8 cannot use is ignored, and the code is
- * compiled as usual. AMSG_WRITE_CODE_CACHE=FILE writes the cache of this run's code
- * (what it compiled, lazily compiled functions too) to FILE at exit.
+ * Loads a CommonJS bundle as require() would (once per file), but compiled from V8's
+ * code cache (FILE.cache, written by the build): compiling the CLI's code was a large
+ * part of every start. A cache that this node's V8 cannot use is ignored, and the code
+ * is compiled as usual. `cacheOut` (the core: AMSG_WRITE_CODE_CACHE=FILE; a package file:
+ * its FILE.cache when AMSG_WRITE_VENDOR_CACHE is set) gets the cache of this run's code
+ * (what it compiled, lazily compiled functions too) at exit.
  */
-function loadCompiled(file) {
+function loadCompiled(file, cacheOut) {
+  const loaded = compiled.get(file);
+  if (loaded) return loaded.exports;
   const vm = require('node:vm');
   const Module = require('node:module');
   let cachedData;
@@ -39,9 +48,9 @@ function loadCompiled(file) {
   }
   const script = new vm.Script(Module.wrap(readFileSync(file, 'utf8')), { filename: file, cachedData });
   const module = { exports: {}, filename: file, id: file, loaded: false };
+  compiled.set(file, module);
   script.runInThisContext()(module.exports, Module.createRequire(file), module, file, dirname(file));
   module.loaded = true;
-  const cacheOut = process.env.AMSG_WRITE_CODE_CACHE;
   if (cacheOut) process.once('exit', () => writeFileSync(cacheOut, script.createCachedData()));
   return module.exports;
 }

@@ -2,7 +2,9 @@
 // Builds dist/ from the TypeScript sources:
 //   amsg.cjs        the CLI, its engine and server: one CommonJS bundle that bin/amsg.js
 //                   compiles with V8's code cache (amsg.cjs.cache, written at the end);
-//   undici.cjs      the parts of undici an HTTP call needs (remote commands, webhooks);
+//   undici.cjs      the parts of undici an HTTP call needs (remote commands, webhooks),
+//                   with its code cache (undici.cjs.cache, from a warm-up remote call)
+//                   and node:http2 loaded only if used (lazyHttp2ForUndici);
 //   faker.cjs       the generator of seeded audiences (amsg seed);
 //   ink-react.js    Ink and React for the live views: an ES module, since Ink waits at
 //                   its top level for Yoga's WebAssembly, which CommonJS cannot do;
@@ -17,7 +19,9 @@
 // Type checking is `tsc --noEmit`, run before this by `npm run build`.
 import { build } from 'esbuild';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,10 +69,15 @@ const vendorFiles = {
       if (args.namespace === 'amsg-vendor' || /[\\/]ink-react\.js$/.test(args.path)) return { path: args.path, external: true };
       return undefined;
     });
-    b.onLoad({ filter: /.*/, namespace: 'amsg-vendor' }, (args) => ({
-      contents: `module.exports = require(${JSON.stringify(`./${vendorOf.get(args.path)}`)})[${JSON.stringify(args.path)}];`,
-      loader: 'js',
-    }));
+    // Through bin/amsg.js's loadCompiled when it is there (the file's code cache), else require().
+    b.onLoad({ filter: /.*/, namespace: 'amsg-vendor' }, (args) => {
+      const file = JSON.stringify(`./${vendorOf.get(args.path)}`);
+      return {
+        contents: `const load = globalThis[Symbol.for('amsg.loadCompiled')];
+module.exports = (load ? load(require.resolve(${file})) : require(${file}))[${JSON.stringify(args.path)}];`,
+        loader: 'js',
+      };
+    });
   },
 };
 
@@ -115,10 +124,39 @@ const core = await build({
   // Which packages went into which file (bench/check-modules.js reads it).
   metafile: true,
 });
+/**
+ * undici's HTTP/2 client reads node:http2's header constants when it loads, and loading
+ * node:http2 was half of what a remote command spent loading undici (~25 ms); amsg
+ * speaks HTTP/1.1. The vendor file gets those constants as the values the protocol
+ * fixes (RFC 9113), and node:http2 itself on first use of anything else (a connect).
+ */
+const lazyHttp2ForUndici = {
+  name: 'lazy-http2-for-undici',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?http2$/ }, (args) =>
+      // The stand-in's own require is the real module.
+      args.namespace === 'amsg-lazy-http2' ? { path: 'node:http2', external: true } : { path: 'http2', namespace: 'amsg-lazy-http2' },
+    );
+    b.onLoad({ filter: /.*/, namespace: 'amsg-lazy-http2' }, () => ({
+      contents: `const constants = {
+  HTTP2_HEADER_AUTHORITY: ':authority', HTTP2_HEADER_METHOD: ':method', HTTP2_HEADER_PATH: ':path',
+  HTTP2_HEADER_SCHEME: ':scheme', HTTP2_HEADER_CONTENT_LENGTH: 'content-length', HTTP2_HEADER_EXPECT: 'expect',
+  HTTP2_HEADER_STATUS: ':status', HTTP2_HEADER_PROTOCOL: ':protocol', NGHTTP2_REFUSED_STREAM: 7, NGHTTP2_CANCEL: 8,
+};
+let real;
+module.exports = new Proxy({}, {
+  get: (_, key) => (key === 'constants' ? new Proxy(constants, { get: (c, k) => (k in c ? c[k] : (real ??= require('node:http2')).constants[k]) }) : (real ??= require('node:http2'))[key]),
+});`,
+      loader: 'js',
+    }));
+  },
+};
+
 const vendors = await Promise.all(
   Object.entries(VENDOR).map(([file, specifiers]) =>
     build({
       ...commonjs,
+      plugins: file === 'undici.cjs' ? [lazyHttp2ForUndici] : [],
       stdin: {
         contents: `module.exports = {${specifiers.map((s) => `${JSON.stringify(s)}: require(${JSON.stringify(s)})`).join(', ')}};`,
         resolveDir: root,
@@ -148,9 +186,25 @@ if (outdir === `${root}/dist`) {
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AMSG_')));
     Object.assign(env, { AMSG_DB: join(dir, 'warm.db'), XDG_CONFIG_HOME: dir });
     const amsg = (args, extra = {}) => execFileSync(process.execPath, [join(root, 'bin', 'amsg.js'), ...args], { env: { ...env, ...extra }, stdio: 'pipe' });
-    amsg(['init']);
+    const key = JSON.parse(amsg(['init', '--json']).toString());
     amsg(['members', 'add', 'warm@example.com', '--json']);
     amsg(['members', 'get', '1', '--json'], { AMSG_WRITE_CODE_CACHE: join(outdir, 'amsg.cjs.cache') });
+    // undici's cache, from a remote call: `amsg serve` on the same database.
+    const server = spawn(process.execPath, [join(root, 'bin', 'amsg.js'), 'serve', '--host', '127.0.0.1', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const url = await new Promise((resolve, reject) => {
+        createInterface({ input: server.stdout }).once('line', (line) => resolve(line.trim()));
+        server.once('exit', (code) => reject(new Error(`amsg serve exited (${code}) during the build's warm-up`)));
+      });
+      amsg(['members', 'get', '1', '--json'], {
+        AMSG_BASE_URL: url,
+        AMSG_API_KEY: `${key.public_key}:${key.private_key}`,
+        AMSG_WRITE_VENDOR_CACHE: '1',
+      });
+    } finally {
+      server.kill();
+      if (server.exitCode === null) await once(server, 'exit');
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,17 +1,11 @@
+import './liftoff-only.js';
 import type { Dispatcher, Pool as PoolType } from 'undici';
-import { setFlagsFromString } from 'node:v8';
 // The parts of undici a call needs, not its index: the index also loads fetch, the
 // mock agent, caches and WebSocket, half of what a remote command spent starting.
 import Pool from 'undici/lib/dispatcher/pool.js';
 import undiciRequest from 'undici/lib/api/api-request.js';
 import { UndiciError } from 'undici/lib/core/errors.js';
 
-// undici parses HTTP with llhttp compiled to WebAssembly. V8 compiles such a module
-// twice, the second time (optimized) in the background, and a process cannot exit
-// until that compilation ends: ~100 ms after a one-request command had its answer.
-// The baseline compiler alone parses answers fast enough for a command line (an
-// answer's body is passed through, not parsed), so the optimizing tier is left out.
-setFlagsFromString('--liftoff-only');
 import { ApiError, boundedJson } from '../errors.js';
 import { ConnectionError, queryString, type ApiCall, type Download, type Transport } from './transport.js';
 
