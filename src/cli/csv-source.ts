@@ -8,6 +8,7 @@
 import { closeSync, createReadStream, openSync, readSync, statSync } from 'node:fs';
 import { Parser } from 'csv-parse';
 import { UsageError } from './context.js';
+import { thousands } from './output.js';
 
 /** The largest record accepted: a bigger one is almost always a broken quote. */
 export const MAX_RECORD_CHARS = 1_000_000;
@@ -227,7 +228,7 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
   while (!/[\r\n]/.test(head)) {
     // A "header" longer than any record could be is not a CSV file (and must not fill memory).
     if (head.length > MAX_RECORD_CHARS)
-      throw new CsvError(`${name}: the first line is longer than ${MAX_RECORD_CHARS.toLocaleString('en-US')} characters; is it a CSV file?`);
+      throw new CsvError(`${name}: the first line is longer than ${thousands(MAX_RECORD_CHARS)} characters; is it a CSV file?`);
     const next = await chunks.next();
     if (next.done) break;
     head += next.value;
@@ -389,7 +390,7 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
     const e = err as { code?: string; message: string };
     const where = `${name}, line ${line + parser.linesInPartialRecord()}: `;
     if (e.code === 'CSV_MAX_RECORD_SIZE')
-      return new CsvError(`${where}a record is larger than ${MAX_RECORD_CHARS.toLocaleString('en-US')} characters (an unclosed quote?)`);
+      return new CsvError(`${where}a record is larger than ${thousands(MAX_RECORD_CHARS)} characters (an unclosed quote?)`);
     if (e.code === 'CSV_QUOTE_NOT_CLOSED')
       return new CsvError(
         `${where}the quoted field that opens on this line is not closed by the end of the file (a missing quote, or a truncated file?)`,

@@ -4,6 +4,7 @@
  * view.
  */
 import { loadInk } from './ink.js';
+import { thousands } from './output.js';
 
 export interface ProgressState {
   rowsRead: number;
@@ -38,7 +39,7 @@ export function rates(s: ProgressState, startedAt: number, now = Date.now()) {
   return { seconds, rowsPerSecond, fraction, etaSeconds };
 }
 
-const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
+const fmtInt = (n: number) => thousands(Math.round(n));
 const fmtDuration = (s: number) => (s >= 60 ? `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s` : `${Math.round(s)}s`);
 
 export function progressLine(s: ProgressState, startedAt: number, now = Date.now()): string {

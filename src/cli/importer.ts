@@ -12,6 +12,7 @@ import { UsageError } from './context.js';
 import { didYouMean } from './resolve.js';
 import { CsvError, openCsv, type CsvRecord, type CsvSource } from './csv-source.js';
 import type { ImportProgress } from './import-progress.js';
+import { thousands } from './output.js';
 
 export interface ImportRequest {
   file: string;
@@ -277,7 +278,7 @@ class ErrorsFile {
     await new Promise<void>((resolve) => this.out!.end(resolve));
     if (this.failed) throw new Error(`cannot write --errors-out ${this.path}: ${this.failed.message}`);
     renameSync(`${this.path}.partial`, this.path);
-    this.note(`wrote the ${this.rows.toLocaleString('en-US')} row${this.rows === 1 ? '' : 's'} not imported to ${this.path} (fix them and import that file again)`);
+    this.note(`wrote the ${thousands(this.rows)} row${this.rows === 1 ? '' : 's'} not imported to ${this.path} (fix them and import that file again)`);
   }
 }
 

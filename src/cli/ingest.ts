@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import { ApiError } from '../errors.js';
 import type { Transport } from '../client/transport.js';
 import { loadInk } from './ink.js';
+import { thousands } from './output.js';
 
 export interface EventText {
   /** The line the event starts on (1-based). */
@@ -165,7 +166,7 @@ export interface IngestProgress {
   stop(): Promise<void>;
 }
 
-const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+const fmt = (n: number) => thousands(Math.round(n));
 const line = (s: IngestState, startedAt: number) => {
   const seconds = Math.max((Date.now() - startedAt) / 1000, 0.001);
   return `${fmt(s.read)} events read, ${fmt(s.sent)} sent, ${fmt(s.sent / seconds)} events/s, ${fmt(s.refused)} refused`;

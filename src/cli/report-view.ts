@@ -9,6 +9,7 @@
 import type { Api } from '../client/api.js';
 import { MONTH_TABLE_FIGURES, SUMMARY_FIGURES, type SummaryFigureName } from '../service/report-figures.js';
 import { loadInk } from './ink.js';
+import { thousands } from './output.js';
 
 /** GET /response/{mailing_id}, as the service answers it. */
 export type MailingResponse = { name: string; subject: string } & Record<'recipient_count' | SummaryFigureName | 'in_progress', number> & {
@@ -63,7 +64,7 @@ const TOP_LINKS = 5;
 const POLL_MS = 500;
 const BAR = 30;
 
-const fmt = (n: number) => n.toLocaleString('en-US');
+const fmt = thousands;
 
 async function snapshot(api: Api, mailingId: number): Promise<Snapshot> {
   const [mailing, report, links] = await Promise.all([

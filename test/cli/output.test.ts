@@ -1,5 +1,5 @@
-import { describe, expect, test } from 'vitest';
-import { fitColumns, fitWidths, MIN_CELL, render, tableWidth } from '../../src/cli/output.js';
+import { describe, expect, it, test } from 'vitest';
+import { fitColumns, fitWidths, MIN_CELL, render, tableWidth, thousands } from '../../src/cli/output.js';
 
 /** Tables fitted to a fake terminal width: cells cut with …, the last columns left out and named. */
 const rows = [
@@ -63,5 +63,13 @@ describe('tables fit the terminal', () => {
     expect(fitWidths([20, 20, 20], 10)).toEqual([MIN_CELL, MIN_CELL, MIN_CELL]);
     expect(fitColumns([20, 20, 20], 30)).toEqual({ kept: 2, widths: [11, 12] });
     expect(fitColumns([5, 5, 5], 100)).toEqual({ kept: 3, widths: [5, 5, 5] });
+  });
+});
+
+describe('thousands', () => {
+  it('groups as en-US does, without ICU (negative, fractions to three places)', () => {
+    expect([0, 7, 999, 1000, 1234567, -1234567, 1_000_000, 12.5, 1234.5678, -0.5].map(thousands)).toEqual([
+      '0', '7', '999', '1,000', '1,234,567', '-1,234,567', '1,000,000', '12.5', '1,234.568', '-0.5',
+    ]);
   });
 });
