@@ -114,6 +114,12 @@ export class Router {
   /** The whole table as one function, once every route is in (addAllRoutes). */
   private compiled?: (method: string, path: string) => ReturnType<typeof findRoute<Match>>;
 
+  private match(method: string, path: string) {
+    if (this.compiled) return this.compiled(method, path);
+    if (this.pending.size) this.addRoutesFor(path);
+    return findRoute(this.matcher, method, path);
+  }
+
   /** A route's literal segment is the same text in every path it matches: the path's first or second segment. */
   private addRoutesFor(path: string) {
     const [, first, second] = path.split('/', 3);
@@ -133,15 +139,10 @@ export class Router {
    */
   handle(req: ApiRequest): ApiResponse | Promise<ApiResponse> {
     try {
+      const found = this.match(req.method, req.path);
       // A GET never writes (test/api/get-never-writes.test.ts), so its reads share one
       // snapshot: one read lock instead of one a statement, one memo check. An
       // answer that streams (a download) reads after this, outside it.
-      let found;
-      if (this.compiled) found = this.compiled(req.method, req.path);
-      else {
-        if (this.pending.size) this.addRoutesFor(req.path);
-        found = findRoute(this.matcher, req.method, req.path);
-      }
       const result =
         req.method === 'GET'
           ? readInTurn(this.db, () => this.dispatch(req, found), found?.data.route.snapshot !== false)

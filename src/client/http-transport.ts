@@ -1,4 +1,4 @@
-import './liftoff-only.js';
+import '../liftoff-only.js';
 import type { Dispatcher, Pool as PoolType } from 'undici';
 // The parts of undici a call needs, not its index: the index also loads fetch, the
 // mock agent, caches and WebSocket, half of what a remote command spent starting.

@@ -33,8 +33,9 @@ interface Turn {
 const perTurn = new WeakMap<Db, Turn>();
 
 /**
- * `amsg serve`: the memos look for other connections' commits once per turn of the
- * event loop, not once per request outside a read snapshot (a write's key check):
+ * `amsg serve`'s connection works in turns of the event loop: its GETs share a read
+ * per turn (readInTurn), and its memos look for other connections' commits once per
+ * turn, not once per request outside a read snapshot (a write's key check):
  * `PRAGMA data_version` outside a transaction takes and drops the read lock, which cost
  * as much as the rest of accepting an event. The requests answered in one turn arrived
  * together, so seeing another process's commit from the next turn on is the same as
@@ -61,8 +62,7 @@ export function readInTurn<T>(db: Db, fn: () => T, snapshot = true): T {
   if (!turn.reading) {
     // Another transaction of this connection (there is none between requests): join it.
     if (db.inTransaction) return fn();
-    stmt(db, 'BEGIN').run();
-    snapshots.set(db, stmt(db, 'PRAGMA data_version').pluck().get() as number);
+    beginRead(db);
     turn.reading = true;
     setImmediate(endTurnRead, db);
   }
@@ -74,8 +74,7 @@ function endTurnRead(db: Db): void {
   const turn = perTurn.get(db);
   if (!turn?.reading) return;
   turn.reading = false;
-  snapshots.delete(db);
-  if (db.inTransaction) stmt(db, 'COMMIT').run();
+  endRead(db);
 }
 
 interface Watch {
@@ -165,15 +164,23 @@ const snapshots = new WeakMap<Db, number>();
  */
 export function readSnapshot<T>(db: Db, fn: () => T): T {
   if (db.inTransaction) return fn();
-  stmt(db, 'BEGIN').run();
+  beginRead(db);
   try {
-    // The first read of the transaction: it takes the read lock and fixes the snapshot.
-    snapshots.set(db, stmt(db, 'PRAGMA data_version').pluck().get() as number);
     return fn();
   } finally {
-    snapshots.delete(db);
-    if (db.inTransaction) stmt(db, 'COMMIT').run();
+    endRead(db);
   }
+}
+
+/** Opens a read transaction; its first read takes the read lock and fixes the snapshot, whose data_version the memos use. */
+function beginRead(db: Db): void {
+  stmt(db, 'BEGIN').run();
+  snapshots.set(db, stmt(db, 'PRAGMA data_version').pluck().get() as number);
+}
+
+function endRead(db: Db): void {
+  snapshots.delete(db);
+  if (db.inTransaction) stmt(db, 'COMMIT').run();
 }
 /** Bounds the memo of one database; past this it starts over. */
 const MAX_ENTRIES = 1_000;

@@ -3,7 +3,6 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { Api } from '../../src/client/api.js';
 import { LocalTransport } from '../../src/client/local-transport.js';
@@ -13,9 +12,9 @@ import { FixtureError } from '../../src/cli/seed/shape.js';
 import { KINDS } from '../../src/cli/seed/kinds.js';
 import { SeedError } from '../../src/cli/seed/kind.js';
 import { generateMembers } from '../../src/cli/seed/generate.js';
+import { fixture, SMALL_YAML_IDS } from '../fixtures.js';
 
 const NOW = '2026-05-06T07:08:09Z';
-const fixture = (name: string) => fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url));
 
 beforeAll(() => {
   process.env.AMSG_NOW = NOW;
@@ -86,24 +85,7 @@ describe('a fixture with one of everything (fixtures/small.yaml)', () => {
   test('every kind is written, references resolved, ids mapped by name', async () => {
     const b = box({ hq: true });
     const result = await seed(b.api, [fixture('small.yaml')]);
-    expect(result.ids).toEqual({
-      fields: { city: 3, birthday: 4, score: 5, plan: 6, support: 7 },
-      field_relationships: { 'Support by plan': 1 },
-      groups: { Gold: 1, Newsletter: 2 },
-      subscriptions: { 'Product news': 1 },
-      searches: { Oslo: 1, 'Gold in Oslo': 2, 'High scorers': 3 },
-      event_types: { purchase: 1 },
-      touchpoint_types: { web_visit: 1 },
-      members: { 'ada@example.com': 1, 'kari@example.no': 2, 'ola@example.no': 3, 'gone@example.org': 4 },
-      mailings: { Welcome: 1, 'Summer sale': 2 },
-      sms_campaigns: { 'Flash sale': 1 },
-      triggers: { 'Birthday greeting': 1 },
-      workflows: { 'Web buyers': 1 },
-      member_events: { 'ada@example.com purchase 2026-04-01T10:00:00': 1 },
-      touchpoints: { 'kari@example.no web_visit 2026-04-02T08:30:00': 1 },
-      subaccounts: { 'Oslo branch': 2 },
-      webhooks: { 'group_delete https://hooks.example.com/amsg': 1 },
-    });
+    expect(result.ids).toEqual(SMALL_YAML_IDS);
     expect(result.summary.members).toEqual({ created: 4, updated: 0, unchanged: 0 });
     const { api } = b;
     // A search names another search by name: saved with its id.

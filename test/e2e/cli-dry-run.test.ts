@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { fullProgram } from '../../src/cli/main.js';
 import { recorder, transcriptView, Sandbox, type Mode, type Run } from './harness.js';
+import { fixture } from '../fixtures.js';
 
 /**
  * --dry-run on the destructive commands: each says what it would change, naming the
@@ -32,7 +33,6 @@ test('every command that confirms (its examples pass --yes) offers --dry-run', (
   const without = confirming.filter((c) => !c.cmd.options.some((o) => o.long === '--dry-run')).map((c) => c.name);
   expect(without).toEqual([]);
 });
-const fixture = (name: string) => fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url));
 
 describe.each<Mode>(['local', 'remote'])('--dry-run changes nothing (%s)', (mode) => {
   const box = new Sandbox(mode);

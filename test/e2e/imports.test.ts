@@ -4,15 +4,14 @@ import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { BIN, recorder, transcriptView, Sandbox, type Mode, type Run } from './harness.js';
+import { fixture } from '../fixtures.js';
 
 /**
  * `amsg members import` end to end, in local mode and against a spawned `amsg
  * serve`; the two transcripts (exit codes and stdout) must be identical.
  */
 const transcripts: Record<Mode, Run[]> = { local: [], remote: [] };
-const fixture = (name: string) => fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url));
 const CLEAN = fixture('members-clean.csv');
 const BAD = fixture('members-bad.csv');
 const SEMICOLON = fixture('members-semicolon-bom-crlf.csv');

@@ -1,9 +1,9 @@
 import { execa } from 'execa';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BIN, NOW, recorder, transcriptView, Sandbox, type Mode, type Run } from './harness.js';
+import { fixture, SMALL_YAML_IDS } from '../fixtures.js';
 
 /**
  * `amsg seed`, `amsg db` and `amsg serve --seed`, end to end. The seed runs in local
@@ -11,7 +11,6 @@ import { BIN, NOW, recorder, transcriptView, Sandbox, type Mode, type Run } from
  * the state the fixture left (every list), must be identical.
  */
 const transcripts: Record<Mode, Run[]> = { local: [], remote: [] };
-const fixture = (name: string) => fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url));
 
 describe.each<Mode>(['local', 'remote'])('amsg seed (%s)', (mode) => {
   const box = new Sandbox(mode);
@@ -30,24 +29,7 @@ describe.each<Mode>(['local', 'remote'])('amsg seed (%s)', (mode) => {
 
   test('seeds every kind and prints the ids by name; a second run leaves everything unchanged', async () => {
     const ids = await json('seed', fixture('small.yaml'));
-    expect(ids).toEqual({
-      fields: { city: 3, birthday: 4, score: 5, plan: 6, support: 7 },
-      field_relationships: { 'Support by plan': 1 },
-      groups: { Gold: 1, Newsletter: 2 },
-      subscriptions: { 'Product news': 1 },
-      searches: { Oslo: 1, 'Gold in Oslo': 2, 'High scorers': 3 },
-      event_types: { purchase: 1 },
-      touchpoint_types: { web_visit: 1 },
-      members: { 'ada@example.com': 1, 'kari@example.no': 2, 'ola@example.no': 3, 'gone@example.org': 4 },
-      mailings: { Welcome: 1, 'Summer sale': 2 },
-      sms_campaigns: { 'Flash sale': 1 },
-      triggers: { 'Birthday greeting': 1 },
-      workflows: { 'Web buyers': 1 },
-      member_events: { 'ada@example.com purchase 2026-04-01T10:00:00': 1 },
-      touchpoints: { 'kari@example.no web_visit 2026-04-02T08:30:00': 1 },
-      subaccounts: { 'Oslo branch': 2 },
-      webhooks: { 'group_delete https://hooks.example.com/amsg': 1 },
-    });
+    expect(ids).toEqual(SMALL_YAML_IDS);
     const again = await box.amsg('seed', fixture('small.yaml'));
     expect(again.exitCode).toBe(0);
     expect(JSON.parse(again.stdout)).toEqual(ids);

@@ -329,10 +329,7 @@ function describe(err: unknown): string {
 
 /** A local CLI's turn: deliver what is due within budgetMs. */
 export async function deliverFor(db: Db, clock: Clock, budgetMs: number, opts: DeliverOptions = {}): Promise<void> {
-  // undici parses answers with llhttp, WebAssembly that V8 compiles a second time
-  // (optimized) in the background; a process cannot exit until that ends, ~100 ms after
-  // a command's last post. The baseline compiler alone is fast enough for a few posts
-  // (http-transport.ts does the same for remote commands).
-  if (!undici) (process.getBuiltinModule('node:v8') as typeof import('node:v8')).setFlagsFromString('--liftoff-only');
+  // Before undici loads: see src/liftoff-only.ts (a served process keeps the optimizing tier).
+  if (!undici) await import('../../liftoff-only.js');
   await new Deliverer(db, clock, opts).runFor(budgetMs);
 }
