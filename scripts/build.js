@@ -5,7 +5,8 @@
 //   undici.cjs      the parts of undici an HTTP call needs (remote commands, webhooks),
 //                   with its code cache (undici.cjs.cache, from a warm-up remote call)
 //                   and node:http2 loaded only if used (lazyHttp2ForUndici);
-//   faker.cjs       the generator of seeded audiences (amsg seed);
+//   faker.cjs       the generator of seeded audiences (amsg seed), with its code cache
+//                   (faker.cjs.cache, from a warm-up seed);
 //   ink-react.js    Ink and React for the live views: an ES module, since Ink waits at
 //                   its top level for Yoga's WebAssembly, which CommonJS cannot do;
 //   import-writer-thread.js  the streamed import's writer thread (a worker starts from a file).
@@ -189,6 +190,14 @@ if (outdir === `${root}/dist`) {
     const key = JSON.parse(amsg(['init', '--json']).toString());
     amsg(['members', 'add', 'warm@example.com', '--json']);
     amsg(['members', 'get', '1', '--json'], { AMSG_WRITE_CODE_CACHE: join(outdir, 'amsg.cjs.cache') });
+    // faker's cache, from a seed that generates members.
+    const warmFixture = join(dir, 'warm.yaml');
+    writeFileSync(
+      warmFixture,
+      'fields:\n  - { shortcut_name: city, display_name: City, field_type: text }\nmembers:\n' +
+        '  - generate: { count: 50, seed: 1, email: "warm{n}@example.test", fields: { first_name: first_name, last_name: last_name, city: city } }\n',
+    );
+    amsg(['seed', warmFixture], { AMSG_WRITE_VENDOR_CACHE: '1' });
     // undici's cache, from a remote call: `amsg serve` on the same database.
     const server = spawn(process.execPath, [join(root, 'bin', 'amsg.js'), 'serve', '--host', '127.0.0.1', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
     try {

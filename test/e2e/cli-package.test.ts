@@ -101,7 +101,7 @@ test('npm pack gives a package that runs from the PATH outside the clone', async
   const packed = await execa('npm', ['pack', '--pack-destination', dir, '--ignore-scripts', '--json'], { cwd: root });
   const [info] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
   const files = info.files.map((f) => f.path);
-  expect(files).toEqual(expect.arrayContaining(['package.json', 'bin/amsg.js', 'bin/package.json', 'dist/amsg.cjs', 'dist/amsg.cjs.cache', 'dist/undici.cjs', 'dist/undici.cjs.cache', 'dist/faker.cjs', 'dist/ink-react.js', 'dist/import-writer-thread.js', 'README.md']));
+  expect(files).toEqual(expect.arrayContaining(['package.json', 'bin/amsg.js', 'bin/package.json', 'dist/amsg.cjs', 'dist/amsg.cjs.cache', 'dist/undici.cjs', 'dist/undici.cjs.cache', 'dist/faker.cjs', 'dist/faker.cjs.cache', 'dist/ink-react.js', 'dist/import-writer-thread.js', 'README.md']));
   expect(files.filter((f) => /^(src|test|commands|bench)\//.test(f))).toEqual([]);
 
   const prefix = join(dir, 'global');
