@@ -118,7 +118,8 @@ export function migrate(db: Db): void {
     const done = applied();
     for (const m of MIGRATIONS) {
       if (done.has(m.name)) continue;
-      db.exec(m.sql);
+      if ('sql' in m) db.exec(m.sql);
+      else m.apply(db);
       db.prepare('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)').run(m.name, new Date().toISOString());
     }
   }).immediate();

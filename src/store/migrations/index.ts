@@ -7,6 +7,7 @@
  * Timestamps are stored as UTC text 'YYYY-MM-DDThh:mm:ss.ffffff' so they sort as text
  * and each wire encoding (@D:, ISO with offset, RFC 1123) is a slice or a reformat.
  */
+import type { Db } from '../db.js';
 import * as spine from './001-spine.js';
 import * as imports from './002-imports.js';
 import * as exportsSchema from './003-exports.js';
@@ -31,8 +32,12 @@ import * as responseCounters from './021-response-counters.js';
 import * as smsKeptCounts from './022-sms-kept-counts.js';
 import * as webhookRetention from './023-webhook-retention.js';
 import * as memberOrder from './024-member-order.js';
+import * as memberStatusCheck from './025-member-status-check.js';
 
-export const MIGRATIONS: { name: string; sql: string }[] = [
+/** A migration is SQL, or a function for what SQL alone cannot say (025). */
+export type Migration = { name: string; sql: string } | { name: string; apply: (db: Db) => void };
+
+export const MIGRATIONS: Migration[] = [
   { name: '001-spine', sql: spine.sql },
   { name: '002-imports', sql: imports.sql },
   { name: '003-exports', sql: exportsSchema.sql },
@@ -57,4 +62,5 @@ export const MIGRATIONS: { name: string; sql: string }[] = [
   { name: '022-sms-kept-counts', sql: smsKeptCounts.sql },
   { name: '023-webhook-retention', sql: webhookRetention.sql },
   { name: '024-member-order', sql: memberOrder.sql },
+  { name: '025-member-status-check', apply: memberStatusCheck.apply },
 ];
