@@ -28,11 +28,15 @@ export function windowOf(w: Window): { limit: number; offset: number } {
 
 /**
  * A window's LIMIT and OFFSET as bound values. A bare bound LIMIT or OFFSET makes
- * SQLite (3.47 on) prepare the statement again whenever its value changes, as it
- * plans with the value (sqlite3ExprIsInteger): a page of members paid a new prepare at
- * every request with a new `start`. Cast, the values are used as they are, under the
- * one plan. The statements of windows take them in this order, last.
+ * SQLite (3.47 on) prepare the statement again at every run: the planner reads the
+ * value (sqlite3ExprIsInteger), so binding one expires the statement, even to the same
+ * value (vdbeUnbind). A page of members paid a new prepare at every request, and a
+ * small job's batch query at every job (9 µs a run against 2.4 µs cast, on a 1,000-row
+ * table: bench/RESULTS.md). Cast, the values are used as they are, under the one plan.
+ * The statements of windows take them in this order, last.
  */
 export const LIMIT_OFFSET = 'LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)';
 /** The same with named values, @limit and @offset. */
 export const LIMIT_OFFSET_NAMED = 'LIMIT CAST(@limit AS INTEGER) OFFSET CAST(@offset AS INTEGER)';
+/** A bound LIMIT alone (a step's size that varies), for the same reason. */
+export const LIMIT_BOUND = 'LIMIT CAST(? AS INTEGER)';

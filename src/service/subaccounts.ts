@@ -12,7 +12,7 @@ import { badRequest, notFound, ApiError } from '../errors.js';
 import { stamp, type Clock } from './clock.js';
 import type { Ctx } from './context.js';
 import { getUser, ROLE_RANK, setUpAccount } from './accounts.js';
-import { LIMIT_OFFSET, type Window, windowOf } from './paging.js';
+import { LIMIT_BOUND, LIMIT_OFFSET, type Window, windowOf } from './paging.js';
 
 export const SUBACCOUNT_STATUSES = ['active', 'trial', 'pending_retirement', 'retired'] as const;
 export type SubaccountStatus = (typeof SUBACCOUNT_STATUSES)[number];
@@ -500,10 +500,10 @@ function purgeStep(db: Db, clock: Clock, due: DuePurge): boolean {
   const advance = () => (next = index + 1 < tasks.length ? { task: tasks[index + 1].name, cursor: null } : { task: null, cursor: null });
   if (!task) advance();
   else if (task.kind === 'unlink') {
-    const unlink = db.prepare(`UPDATE ${q(task.table)} SET ${q(task.column)} = NULL WHERE account_id = ? AND ${q(task.column)} IS NOT NULL LIMIT ?`);
+    const unlink = db.prepare(`UPDATE ${q(task.table)} SET ${q(task.column)} = NULL WHERE account_id = ? AND ${q(task.column)} IS NOT NULL ${LIMIT_BOUND}`);
     if (boundedStep((limit) => unlink.run(id, limit).changes)) advance();
   } else if (task.kind === 'own') {
-    const remove = db.prepare(`DELETE FROM ${q(task.table)} WHERE account_id = ? LIMIT ?`);
+    const remove = db.prepare(`DELETE FROM ${q(task.table)} WHERE account_id = ? ${LIMIT_BOUND}`);
     if (boundedStep((limit) => remove.run(id, limit).changes)) advance();
   } else {
     // The account's records are walked in key (rowid) order with a cursor that only
@@ -512,7 +512,7 @@ function purgeStep(db: Db, clock: Clock, due: DuePurge): boolean {
     const [key, owner] = [q(task.key), q(task.owner)];
     const from = due.purge_cursor ?? ((db.prepare(`SELECT min(${key}) FROM ${owner} WHERE account_id = ?`).pluck().get(id) as number | null) ?? 0);
     const chunk = `SELECT ${key} FROM ${owner} NOT INDEXED WHERE ${key} >= ? AND ${key} < ? AND account_id = ? ORDER BY ${key} LIMIT ${PURGE_KEYS_PER_STEP}`;
-    const remove = db.prepare(`DELETE FROM ${q(task.table)} WHERE ${q(task.column)} IN (${chunk}) LIMIT ?`);
+    const remove = db.prepare(`DELETE FROM ${q(task.table)} WHERE ${q(task.column)} IN (${chunk}) ${LIMIT_BOUND}`);
     if (boundedStep((limit) => remove.run(from, from + PURGE_KEY_SPAN, id, limit).changes)) {
       const keys = db.prepare(chunk).pluck().all(from, from + PURGE_KEY_SPAN, id) as number[];
       const cursor = keys.length === PURGE_KEYS_PER_STEP ? keys[keys.length - 1] + 1 : from + PURGE_KEY_SPAN;
@@ -545,7 +545,7 @@ export function advancePurges(db: Db, clock: Clock, budgetMs: number): boolean {
       stmt(
         db,
         `SELECT account_id, purge_task, purge_cursor FROM accounts
-          WHERE retired_at IS NOT NULL AND purged_at IS NULL AND purge_after <= ? ORDER BY purge_after LIMIT ?`,
+          WHERE retired_at IS NOT NULL AND purged_at IS NULL AND purge_after <= ? ORDER BY purge_after ${LIMIT_BOUND}`,
       ).all(stamp(clock.now()), failed.size + 1) as DuePurge[]
     ).find((d) => !failed.has(d.account_id));
   // A read first: with no purge due (nearly every call) no write lock is taken, so a

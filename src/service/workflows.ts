@@ -536,13 +536,13 @@ export function advanceInbound(db: Db, clock: Clock, budgetMs: number): boolean 
   // Answering "nothing left" while waiting: the runner looks again in a moment, not in a busy loop.
   if (waitingOutBurst(db)) return false;
   const started = Date.now();
-  const next = stmt(db, "SELECT inbound_id, account_id, email, payload FROM inbound_events WHERE status = 'q' ORDER BY inbound_id LIMIT ?");
+  const next = stmt(db, `SELECT inbound_id, account_id, email, payload FROM inbound_events WHERE status = 'q' ORDER BY inbound_id LIMIT ${BATCH}`);
   for (;;) {
     const left = inTransaction(db, () => {
       // Read inside the write transaction: another process waits for it and then sees
       // these events processed, so no event is taken twice. Those the budget leaves
       // unprocessed stay queued (nothing marks them).
-      const batch = next.all(BATCH) as { inbound_id: number; account_id: number; email: string; payload: string }[];
+      const batch = next.all() as { inbound_id: number; account_id: number; email: string; payload: string }[];
       const workflows = new Map<number, Matcher[]>();
       let i = 0;
       while (i < batch.length) {

@@ -64,10 +64,7 @@ function advanceJob(db: Db, clock: Clock, job: ImportRow): boolean {
         stamp(clock.now()),
         imp.import_id,
       );
-    const staged = stmt(db, 'SELECT seq, member FROM import_rows WHERE import_id = ? ORDER BY seq LIMIT ?').all(
-      imp.import_id,
-      JOB_BATCH,
-    ) as { seq: number; member: string }[];
+    const staged = stmt(db, `SELECT seq, member FROM import_rows WHERE import_id = ? ORDER BY seq LIMIT ${JOB_BATCH}`).all(imp.import_id) as { seq: number; member: string }[];
     if (staged.length) {
       const w = beginWrite(ctx, imp, stamp(clock.now()));
       writeRows(w, checkRows(FieldCatalog.of(ctx), staged.map((r) => JSON.parse(r.member) as Record<string, unknown>)));
