@@ -5,6 +5,7 @@ import { openDb, type Db } from '../src/store/db.js';
 import { fixedClock } from '../src/service/clock.js';
 import { initialize, localActor } from '../src/service/accounts.js';
 import { Router } from '../src/api/router.js';
+import { jsonText } from '../src/api/json-text.js';
 import type { Actor } from '../src/service/context.js';
 import { ImportWriter } from '../src/service/import-writer.js';
 import { fileURLToPath } from 'node:url';
@@ -64,7 +65,7 @@ export function makeService(now = T0, opts: { importWriter?: boolean; trace?: bo
         body: opts.rawBody ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
         actor,
       });
-      return { status: res.status, body: JSON.parse(JSON.stringify(res.body ?? null)) };
+      return { status: res.status, body: JSON.parse(jsonText(res.body ?? null)) };
     },
     async capture(fn) {
       if (!opts.trace) throw new Error('capture needs makeService(now, { trace: true })');

@@ -7,6 +7,7 @@ import type { ImportRecord } from '../service/imports/index.js';
 import type { SubscriptionRecord } from '../service/subscriptions.js';
 import type { SearchRecord } from '../service/searches.js';
 import { atD, isoOffset, rfc1123 } from './codecs.js';
+import { RawJson } from './json-text.js';
 
 const STATUS_NAMES: Record<MemberStatus, string> = { a: 'active', e: 'error', o: 'opt-out', f: 'forwarded' };
 
@@ -19,14 +20,7 @@ export function member(m: MemberRecord) {
     member_status_id: m.member_status_id,
     confirmed_opt_in: null,
     fields: m.fields,
-    sms: m.sms && {
-      phone_number: m.sms.phone_number,
-      region_code: m.sms.region_code,
-      transactional_status: m.sms.transactional_status,
-      transactional_status_updated_at: isoOffset(m.sms.transactional_status_updated_at),
-      promotional_status: m.sms.promotional_status,
-      promotional_status_updated_at: isoOffset(m.sms.promotional_status_updated_at),
-    },
+    sms: memberSms(m.sms),
     last_modified_at: atD(m.last_modified_at),
     member_since: atD(m.member_since),
     deleted_at: atD(m.deleted_at),
@@ -34,6 +28,33 @@ export function member(m: MemberRecord) {
     email_error: null,
     bounce_count: m.bounce_count,
   };
+}
+
+const memberSms = (sms: MemberRecord['sms']) =>
+  sms && {
+    phone_number: sms.phone_number,
+    region_code: sms.region_code,
+    transactional_status: sms.transactional_status,
+    transactional_status_updated_at: isoOffset(sms.transactional_status_updated_at),
+    promotional_status: sms.promotional_status,
+    promotional_status_updated_at: isoOffset(sms.promotional_status_updated_at),
+  };
+
+const STATUS_JSON = Object.fromEntries(Object.entries(STATUS_NAMES).map(([id, name]) => [id, JSON.stringify(name)])) as Record<MemberStatus, string>;
+
+/**
+ * member() as JSON text, its fields given as JSON text already (a page of members:
+ * members.listMemberPage). Writes exactly what JSON.stringify(member(m)) writes with
+ * those fields, key for key in the same order (test/api/member-json.test.ts).
+ */
+export function memberJson(m: MemberRecord, fieldsJson: string): RawJson {
+  const q = JSON.stringify;
+  return new RawJson(
+    `{"member_id":${m.member_id},"account_id":${m.account_id},"email":${q(m.email)},"status":${STATUS_JSON[m.member_status_id]},` +
+      `"member_status_id":${q(m.member_status_id)},"confirmed_opt_in":null,"fields":${fieldsJson},"sms":${m.sms ? q(memberSms(m.sms)) : 'null'},` +
+      `"last_modified_at":${q(atD(m.last_modified_at))},"member_since":${q(atD(m.member_since))},"deleted_at":${q(atD(m.deleted_at))},` +
+      `"plaintext_preferred":${m.plaintext_preferred},"email_error":null,"bounce_count":${q(m.bounce_count)}}`,
+  );
 }
 
 export const optout = (o: { timestamp: string; mailing_id: number | null }) => ({

@@ -4,6 +4,7 @@ import { initializeLocal, openLocal, type LocalService } from '../api/local.js';
 import { ApiError } from '../errors.js';
 import { existsSync } from 'node:fs';
 import { ConnectionError, queryString, type ApiCall, type Download, type Transport } from './transport.js';
+import { jsonText } from '../api/json-text.js';
 
 /** How long one call may spend on queued jobs afterwards. */
 const JOB_SLICE_MS = 250;
@@ -58,7 +59,7 @@ export class LocalTransport implements Transport {
     // this CLI, a little after each call (a waiting command polls, so it keeps going).
     advanceJobs(JOB_SLICE_MS);
     await deliverWebhooks(WEBHOOK_BUDGET_MS);
-    const body = res.body === undefined ? undefined : JSON.parse(JSON.stringify(res.body));
+    const body = res.body === undefined ? undefined : JSON.parse(jsonText(res.body));
     if (res.status >= 400) throw ApiError.fromResponse(res.status, body);
     return body;
   }
@@ -72,7 +73,7 @@ export class LocalTransport implements Transport {
   async download(call: ApiCall): Promise<Download> {
     const { router, actor } = await this.open();
     const res = await router.handle({ method: call.method, path: call.path, query: queryString(call.query), actor });
-    const body = res.body === undefined ? undefined : JSON.parse(JSON.stringify(res.body));
+    const body = res.body === undefined ? undefined : JSON.parse(jsonText(res.body));
     if (res.status >= 400) throw ApiError.fromResponse(res.status, body);
     // A JSON answer arrives as its text, as it would over HTTP.
     if (!res.raw) return { contentType: 'application/json; charset=utf-8', body: buffers(JSON.stringify(body)) };

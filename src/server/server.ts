@@ -10,6 +10,7 @@ import type { ImportWriter } from '../service/import-writer.js';
 import { authenticate } from '../service/accounts.js';
 import { TableMemo } from '../store/memo.js';
 import { Router, type ApiRequest, type ApiResponse } from '../api/router.js';
+import { jsonText } from '../api/json-text.js';
 import { openapiDocument } from '../api/openapi.js';
 import { VERSION } from '../version.js';
 import { INBOUND_LIMIT, tooLarge } from '../service/workflows.js';
@@ -214,7 +215,7 @@ function refuseMalformed(err: NodeJS.ErrnoException, socket: Duplex) {
 
 function send(res: http.ServerResponse, r: ApiResponse, headers: http.OutgoingHttpHeaders = {}) {
   if (r.raw) return; // streamed by the caller
-  const text = JSON.stringify(r.body);
+  const text = jsonText(r.body);
   res.writeHead(r.status, {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(text),

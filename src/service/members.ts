@@ -192,7 +192,13 @@ function anchorBefore(ctx: Ctx, which: 'live' | 'archived' | 'all', k: number): 
   return kept.ids[k - 1];
 }
 
-export function listMembers(ctx: Ctx, q: MemberListQuery): MemberRecord[] {
+/**
+ * A page of members, each with its field values as wire JSON text: `record.fields`
+ * is left empty and `fieldsJson` holds them (FieldCatalog.namedJson), so a page is
+ * written without parsing each member's values and writing them again
+ * (api/encode.ts, memberJson).
+ */
+export function listMemberPage(ctx: Ctx, q: MemberListQuery): { record: MemberRecord; fieldsJson: string }[] {
   const which = whichOf(ctx, q);
   const { limit, offset } = windowOf(q);
   // A window past the end is empty: known from the count, without walking to it.
@@ -209,7 +215,10 @@ export function listMembers(ctx: Ctx, q: MemberListQuery): MemberRecord[] {
         : { account: ctx.accountId, limit, offset, ...which };
   const rows = stmt(ctx.db, sql).raw().all(params) as unknown[][];
   const catalog = q.exclude_fields ? null : FieldCatalog.of(ctx);
-  return rows.map((r) => toMember(memberRowOf(r), catalog));
+  return rows.map((r) => {
+    const row = memberRowOf(r);
+    return { record: toMember(row, null), fieldsJson: catalog ? catalog.namedJson(row.field_values) : '{}' };
+  });
 }
 
 /** count=true: from the kept counts (src/store/counters.ts); archived within dates counts those members (members_deleted). */

@@ -41,7 +41,7 @@ export const memberRoutes = [
     }),
     returns: 'array of member, or an integer with count=true',
     handler: ({ ctx, query }) =>
-      query.count ? members.countMembers(ctx, query) : members.listMembers(ctx, query).map(enc.member),
+      query.count ? members.countMembers(ctx, query) : members.listMemberPage(ctx, query).map((m) => enc.memberJson(m.record, m.fieldsJson)),
   }),
   route({
     op: 'members.counts',
