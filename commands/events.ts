@@ -230,7 +230,7 @@ export function register(events: Command) {
           await opened;
           const api = await ctx.api();
           const { transport, own } = await ingestTransport(ctx, api);
-          const progress = await createIngestProgress(ctx.stderr, { quiet: ctx.quiet });
+          const progress = await createIngestProgress(ctx.stderr.stream, { quiet: ctx.quiet });
           let result;
           try {
             result = await ingestEvents(readEvents(input), transport, api.accountId, { concurrency, onProgress: (s) => progress.update(s) });

@@ -581,7 +581,7 @@ async function importFile(ctx: RunContext, file: string, o: ImportFlags) {
   if (o.resume !== undefined && (o.group || o.addOnly || o.sourceName !== undefined))
     throw new UsageError('--resume continues the import with its own options: leave out --group, --add-only and --source-name');
   const api = await ctx.api();
-  const progress = await createImportProgress(process.stderr, { quiet: ctx.quiet, color: ctx.color, note: (m) => ctx.note(m) });
+  const progress = await createImportProgress(ctx.stderr.stream, { quiet: ctx.quiet, color: ctx.color, note: (m) => ctx.note(m) });
   const stop: { stopped: boolean; onStop?: () => void } = { stopped: false };
   const onSigint = () => {
     if (stop.stopped) process.exit(130);

@@ -83,7 +83,7 @@ the fields), so it pipes into a new group; --json or --output ndjson has every c
             throw new UsageError('--watch draws on a terminal; off one, read the figures with amsg reports mailing ' + id);
           const api = await ctx.api();
           const report = await api.get<MailingResponse>(`/response/${id}`);
-          if (o.watch) return (await reportView()).watchMailing(api, id, ctx.stdout);
+          if (o.watch) return (await reportView()).watchMailing(api, id, ctx.stdout.stream);
           await printSummary(ctx, report);
         }),
       ),

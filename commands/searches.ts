@@ -1,7 +1,6 @@
 import { Command } from 'commander';
-import { readFile } from 'node:fs/promises';
 import { action, examples, UsageError } from '../src/cli/context.js';
-import { searchId } from '../src/cli/resolve.js';
+import { jsonArgument, searchId } from '../src/cli/resolve.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 
 const SEARCH_COLUMNS = ['search_id', 'name', 'active_count', 'error_count', 'optout_count', 'last_run_at', 'criteria'];
@@ -9,27 +8,6 @@ const SEGMENT_COLUMNS = ['segment_id', 'name', 'active_count', 'error_count', 'o
 const MEMBER_COLUMNS = ['member_id', 'email', 'status', 'fields', 'member_since'];
 
 const CRITERIA_HELP = 'the condition list as JSON, @FILE to read it from a file, or - for stdin';
-
-/** --criteria: JSON text, @FILE or - (stdin), parsed here so a typo is a usage error before any call. */
-async function readCriteria(arg: string): Promise<unknown> {
-  let text = arg;
-  if (arg === '-') {
-    const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    text = Buffer.concat(chunks).toString('utf8');
-  } else if (arg.startsWith('@')) {
-    try {
-      text = await readFile(arg.slice(1), 'utf8');
-    } catch (err) {
-      throw new UsageError(`--criteria ${arg}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-    }
-  }
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new UsageError(`--criteria is not JSON: ${(err as Error).message}`);
-  }
-}
 
 const windowFlags = (cmd: Command) => listOptions(cmd, { countable: true });
 
@@ -78,7 +56,7 @@ the search is saved and refreshed in the background after the audience changes (
       .requiredOption('--criteria <json|@file|->', CRITERIA_HELP)
       .action(
         action(async (ctx, name: string, o: { criteria: string }) => {
-          const criteria = await readCriteria(o.criteria);
+          const criteria = await jsonArgument('--criteria', o.criteria, { stdin: true });
           const api = await ctx.api();
           const id = await api.post<number>('/searches', { name, criteria });
           await ctx.done(id, `Saved search ${id} "${name}".`);
@@ -101,7 +79,7 @@ the search is saved and refreshed in the background after the audience changes (
       .action(
         action(async (ctx, ref: string, o: { name?: string; criteria?: string }) => {
           if (o.name === undefined && o.criteria === undefined) throw new UsageError('give --name, --criteria or both');
-          const criteria = o.criteria === undefined ? undefined : await readCriteria(o.criteria);
+          const criteria = o.criteria === undefined ? undefined : await jsonArgument('--criteria', o.criteria, { stdin: true });
           const api = await ctx.api();
           const id = await searchId(api, ref);
           const body = { ...(o.name !== undefined ? { name: o.name } : {}), ...(criteria !== undefined ? { criteria } : {}) };

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import { readFile } from 'node:fs/promises';
 import { action, dryRunOption, examples, UsageError } from '../src/cli/context.js';
-import { collect } from '../src/cli/resolve.js';
+import { collect, jsonArgument } from '../src/cli/resolve.js';
 import { counted } from '../src/cli/describe.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 
@@ -12,23 +11,6 @@ const workflowId = (ref: string) => {
   if (!/^\d+$/.test(ref)) throw new UsageError(`a workflow is a numeric id, got "${ref}"`);
   return Number(ref);
 };
-
-/** JSON text, or @FILE holding it. */
-async function jsonArg(flag: string, arg: string): Promise<unknown> {
-  let text = arg;
-  if (arg.startsWith('@')) {
-    try {
-      text = await readFile(arg.slice(1), 'utf8');
-    } catch (err) {
-      throw new UsageError(`${flag} ${arg}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-    }
-  }
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new UsageError(`${flag} is not JSON: ${(err as Error).message}`);
-  }
-}
 
 /** `--match key=value`: a value that reads as JSON (a number, true, null, "text") is that value, else text. */
 function matchOf(pairs: string[]): Record<string, unknown> {
@@ -61,8 +43,8 @@ async function definition(o: DefinitionFlags): Promise<Record<string, unknown>> 
   if (o.name !== undefined) body.name = o.name;
   if (o.match?.length) body.match = matchOf(o.match);
   if (o.actions !== undefined && o.action?.length) throw new UsageError('give --action (repeatable) or --actions, not both');
-  if (o.actions !== undefined) body.actions = await jsonArg('--actions', o.actions);
-  else if (o.action?.length) body.actions = await Promise.all(o.action.map((a) => jsonArg('--action', a)));
+  if (o.actions !== undefined) body.actions = await jsonArgument('--actions', o.actions);
+  else if (o.action?.length) body.actions = await Promise.all(o.action.map((a) => jsonArgument('--action', a)));
   return body;
 }
 

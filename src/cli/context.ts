@@ -4,6 +4,7 @@ import { connect, type Api } from '../client/api.js';
 import { resolveSettings, SettingsError, isTrue, type ConnectionFlags, type Settings } from '../client/config.js';
 import { ConnectionError } from '../client/transport.js';
 import { FORMATS, listWriter, render, type Format, type ListWriter, type View } from './output.js';
+import { STDERR, STDOUT, type StdStream } from './stdio.js';
 // Commands load it anyway (name lookups); a dynamic import here split it into a file of its own.
 import { explainRefusal } from './resolve.js';
 
@@ -58,8 +59,8 @@ export class RunContext {
   constructor(
     opts: GlobalOptions,
     readonly env: NodeJS.ProcessEnv = process.env,
-    readonly stdout: NodeJS.WriteStream = process.stdout,
-    readonly stderr: NodeJS.WriteStream = process.stderr,
+    readonly stdout: StdStream = STDOUT,
+    readonly stderr: StdStream = STDERR,
   ) {
     this.opts = opts;
   }
@@ -179,7 +180,7 @@ export class RunContext {
     const reason = this.noPromptReason;
     if (reason) throw new UsageError(`refusing to ${action} without --yes (${reason})`);
     const { createInterface } = await import('node:readline/promises');
-    const rl = createInterface({ input: process.stdin, output: this.stderr });
+    const rl = createInterface({ input: process.stdin, output: this.stderr.stream });
     const abort = new AbortController();
     // readline takes Ctrl-C on a terminal (no SIGINT reaches the process) and Ctrl-D closes it.
     rl.on('SIGINT', () => abort.abort());
@@ -323,7 +324,7 @@ export function action<A extends unknown[]>(fn: ActionFn<A>) {
       } catch {
         json = wantsJsonErrors(ctx.opts, ctx.env, ctx.stdout.isTTY);
       }
-      process.stderr.write(failureText(failure, json));
+      ctx.stderr.write(failureText(failure, json));
       process.exitCode = failure.code;
     } finally {
       await ctx.close();

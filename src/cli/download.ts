@@ -49,7 +49,7 @@ export async function saveDownload(ctx: RunContext, download: Download, target: 
 
   try {
     if (isStdout(target)) {
-      await pipeline(download.body, counted, ctx.stdout, { end: false });
+      await pipeline(download.body, counted, ctx.stdout.stream, { end: false });
     } else {
       const partial = `${target}.partial`;
       try {

@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { EXIT, failureText, wantsJsonErrors } from './context.js';
+import { STDERR, STDOUT } from './stdio.js';
 
 import * as init from '../../commands/init.js';
 import * as members from '../../commands/members.js';
@@ -112,8 +113,10 @@ export function buildProgram(version: string, args: string[] = [], env: NodeJS.P
     .option('--no-input', 'never prompt, even on a terminal (AMSG_NO_INPUT=1; also when CI=true)')
     .option('-q, --quiet', 'no notes on stderr (AMSG_QUIET=1)')
     .option('--no-color', 'no colour in output');
+  // Help and usage errors go out as every other output does (src/cli/stdio.ts).
+  program.configureOutput({ writeOut: (text) => void STDOUT.write(text), writeErr: (text) => void STDERR.write(text) });
   // Usage errors (unknown flags, bad values) are one JSON object on stderr for scripts, as every other error is.
-  if (wantsJsonErrors(outputFlags(args), env, process.stdout.isTTY))
+  if (wantsJsonErrors(outputFlags(args), env, STDOUT.isTTY))
     program.configureOutput({
       outputError: (text, write) =>
         write(failureText({ message: text, error: text.replace(/^error: /, '').trim(), code: EXIT.usage }, true)),
@@ -152,11 +155,6 @@ Examples:
 }
 
 export async function main(argv: string[], version: string): Promise<void> {
-  // `amsg … | head` closes the pipe early: that is the reader being done, not an error.
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.ok);
-    throw err;
-  });
   const program = buildProgram(version, argv.slice(2));
   try {
     await program.parseAsync(argv);

@@ -2,6 +2,7 @@
  * Turning what people type (names, e-mail addresses, k=v pairs) into what the
  * service takes (ids, objects). Lookups go through the Api like any other call.
  */
+import { readFileSync } from 'node:fs';
 import type { Api } from '../client/api.js';
 import { seg } from '../client/api.js';
 import { ApiError } from '../errors.js';
@@ -9,6 +10,32 @@ import { NotFoundError, UsageError, type RunContext } from './context.js';
 import { allPages } from './paging.js';
 
 const isId = (ref: string) => /^\d+$/.test(ref);
+
+/**
+ * A flag that takes JSON (`--criteria`, `--actions`): the text itself, @FILE holding it,
+ * or `-` for stdin where the flag allows it. Parsed here, so a typo is a usage error
+ * before any call. The file is read synchronously: node:fs/promises loaded at the
+ * start of every command cost more than reading a small file does.
+ */
+export async function jsonArgument(flag: string, arg: string, { stdin = false } = {}): Promise<unknown> {
+  let text = arg;
+  if (stdin && arg === '-') {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    text = Buffer.concat(chunks).toString('utf8');
+  } else if (arg.startsWith('@')) {
+    try {
+      text = readFileSync(arg.slice(1), 'utf8');
+    } catch (err) {
+      throw new UsageError(`${flag} ${arg}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`${flag} is not JSON: ${(err as Error).message}`);
+  }
+}
 
 /** Edit distance (insertions, deletions, substitutions, and swaps of neighbours: `frist` is one from `first`). */
 function distance(a: string, b: string): number {

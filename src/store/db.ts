@@ -112,7 +112,9 @@ function useWal(db: Db) {
 export function migrate(db: Db): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)');
   const applied = () => new Set((db.prepare('SELECT name FROM schema_migrations').pluck().all() as string[]));
-  if (MIGRATIONS.every((m) => applied().has(m.name))) return;
+  // Read once: every command opens the database, and this is all an up-to-date one costs.
+  const before = applied();
+  if (MIGRATIONS.every((m) => before.has(m.name))) return;
   // BEGIN IMMEDIATE takes the write lock first, so two processes opening a fresh
   // file at once do not both apply the same migration.
   db.transaction(() => {

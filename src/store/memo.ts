@@ -104,9 +104,16 @@ export function watchTables(db: Db, tables: readonly string[]): void {
     watch.writes++;
     return null;
   });
-  for (const t of tables)
-    for (const op of ['INSERT', 'UPDATE', 'DELETE'])
-      db.exec(`CREATE TEMP TRIGGER IF NOT EXISTS memo_${t}_${op.toLowerCase()} AFTER ${op} ON main.${t} BEGIN SELECT amsg_table_written('${t}'); END`);
+  // One exec for all of them: each command's start runs this.
+  db.exec(
+    tables
+      .flatMap((t) =>
+        ['INSERT', 'UPDATE', 'DELETE'].map(
+          (op) => `CREATE TEMP TRIGGER IF NOT EXISTS memo_${t}_${op.toLowerCase()} AFTER ${op} ON main.${t} BEGIN SELECT amsg_table_written('${t}'); END;`,
+        ),
+      )
+      .join('\n'),
+  );
   watches.set(db, watch);
 }
 
