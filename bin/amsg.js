@@ -46,7 +46,8 @@ function loadCompiled(file, cacheOut) {
   } catch {
     // not built: compile
   }
-  const script = new vm.Script(Module.wrap(readFileSync(file, 'utf8')), { filename: file, cachedData });
+  // ASCII (the build sees to it): latin1 copies the bytes, where UTF-8 would decode them.
+  const script = new vm.Script(Module.wrap(readFileSync(file, 'latin1')), { filename: file, cachedData });
   const module = { exports: {}, filename: file, id: file, loaded: false };
   compiled.set(file, module);
   script.runInThisContext()(module.exports, Module.createRequire(file), module, file, dirname(file));

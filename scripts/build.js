@@ -19,7 +19,7 @@
 // are files of their own, so a command that does not use them reads none of them.
 // Type checking is `tsc --noEmit`, run before this by `npm run build`.
 import { build } from 'esbuild';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -173,6 +173,20 @@ const vendors = await Promise.all(
 const views = await build({ ...esm, entryPoints: { 'ink-react': 'src/cli/ink-react.ts' }, outdir, splitting: true, metafile: true });
 // The import writer's thread starts from a file of its own.
 await build({ ...esm, entryPoints: { 'import-writer-thread': 'src/service/import-writer-thread.ts' }, outdir });
+
+/**
+ * The CommonJS files as ASCII, so bin/amsg.js reads them as latin1: a copy of the
+ * bytes, where reading UTF-8 decodes (~1.5 ms of every start for the core). esbuild
+ * escapes non-ASCII text in strings but writes a regular expression's as it is (one
+ * of rou3's); \uXXXX means the same character in a string, a regular expression or
+ * an identifier alike.
+ */
+for (const file of ['amsg.cjs', ...Object.keys(VENDOR)]) {
+  const path = join(outdir, file);
+  const text = readFileSync(path, 'utf8');
+  const ascii = text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  if (ascii !== text) writeFileSync(path, ascii);
+}
 
 const outputs = Object.assign({}, ...[core, ...vendors, views].map((r) => r.metafile.outputs));
 writeFileSync(`${outdir}/metafile.json`, JSON.stringify({ inputs: {}, outputs }));
