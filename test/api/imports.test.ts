@@ -356,10 +356,15 @@ describe('POST /{account_id}/members (a job)', () => {
 
   it('a job whose group was deleted before it ran ends in e with a message, and the runner goes on', async () => {
     const [g] = await createGroups(s, 'Gone');
+    // The jobs of one look run in one transaction, each in a savepoint: the one before
+    // and the one after the failing job are applied, the failing one leaves nothing.
+    const first = await stage([{ email: 'first@x.org' }]);
     const doomed = await stage([{ email: 'a@x.org' }], { group_ids: [g] });
     const fine = await stage([{ email: 'b@x.org' }]);
     await ok(s, 'DELETE', `/1/groups/${g}`);
     runJobs();
+    expect(await getImport(first)).toMatchObject({ status: 'o', num_members_added: 1 });
+    expect(countRows(s, 'members', "email = 'first@x.org'")).toBe(1);
     const failed = await getImport(doomed);
     expect(failed.status).toBe('e');
     expect(failed.error_message).toContain(`group ${g} not found`);
