@@ -15,6 +15,8 @@ import { fstatSync, statSync, writeSync } from 'node:fs';
 export class StdStream {
   /** undefined until the first use decides. */
   private direct: boolean | undefined;
+  /** Whether stdout's stream has its EPIPE handler. */
+  private guarded = false;
 
   constructor(readonly fd: 1 | 2) {}
 
@@ -31,8 +33,6 @@ export class StdStream {
     }
     return process.stdout;
   }
-
-  private guarded = false;
 
   private get writesDirectly(): boolean {
     return (this.direct ??= !mayBeTerminal(this.fd));
@@ -66,10 +66,9 @@ export class StdStream {
     }
   }
 
-  /** Waits on the stream's events ('drain'); a direct write never needs to. */
+  /** Waits for 'drain' after a write answered false (only a stream's write does). */
   once(event: 'drain', listener: () => void): this {
-    if (this.writesDirectly) queueMicrotask(listener);
-    else this.stream.once(event, listener);
+    this.stream.once(event, listener);
     return this;
   }
 }
