@@ -321,7 +321,13 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
     carry = '';
     // A CR at the very end may be the first half of a CRLF: its line waits for the next text.
     const end = all.endsWith('\r') ? all.length - 1 : all.length;
-    const cut = end === 0 ? 0 : Math.max(all.lastIndexOf('\n', end - 1), all.lastIndexOf('\r', end - 1)) + 1;
+    const lf = end === 0 ? -1 : all.lastIndexOf('\n', end - 1);
+    // A lone CR after the last LF ends a line too. It is looked for forward from that
+    // LF: a backward search for a CR through a whole block that has none cost as much
+    // as splitting the block into lines.
+    let cr = -1;
+    for (let i = all.indexOf('\r', lf + 1); i !== -1 && i < end; i = all.indexOf('\r', i + 1)) cr = i;
+    const cut = Math.max(lf, cr) + 1;
     const records = splitLines(all.slice(0, cut), false);
     const rest = all.slice(cut);
     if (records && rest.length <= MAX_RECORD_CHARS) {

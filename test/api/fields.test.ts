@@ -434,6 +434,33 @@ describe('member field values', () => {
       expect(() => coerceValue(numeric, bad, 'n'), String(bad)).toThrow(/^n: must be a number for a numeric field, got /);
   });
 
+  it('trimmed and isDate answer exactly what String.prototype.trim and the YYYY-MM-DD pattern with a real day answer', async () => {
+    const { trimmed, isDate } = await import('../../src/service/fields.js');
+    // The definitions they replace on an import's hot path.
+    const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    const oldIsDate = (t: string) => {
+      const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(t);
+      if (!m) return false;
+      const [y, mo, d] = [+m[1], +m[2], +m[3]];
+      if (y < 100 || mo < 1 || mo > 12 || d < 1) return false;
+      const leap = mo === 2 && y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+      return d <= DAYS[mo - 1] + (leap ? 1 : 0);
+    };
+    // Every kind of edge: each JS whitespace (ASCII, NBSP, line separators, BOM, ideographic
+    // space), controls, DEL, non-ASCII letters and digits, at either end or both.
+    const ends = ['', ' ', '\t', '\n', '\r', '\v', '\f', '\u00a0', '\u1680', '\u2000', '\u2028', '\u2029', '\u202f', '\u3000', '\ufeff', '\u0000', '\u001f', '\u007f', '\u0085', 'é', '١', 'a', '~', '!'];
+    for (const a of ends)
+      for (const z of ends)
+        for (const mid of ['', 'x', 'Oslo', ' in ', a + z]) {
+          const text = a + mid + z;
+          expect(trimmed(text), JSON.stringify(text)).toBe(text.trim());
+        }
+    const dates = ['2024-02-29', '2023-02-29', '1900-02-29', '2000-02-29', '0099-01-01', '0100-01-01', '2024-00-10', '2024-13-01', '2024-04-31', '2024-12-31', '2024-01-00'];
+    const malformed = ['2024-1-01', '2024/01/01', '2024-01-011', ' 2024-01-01', '2024-01-01 ', '２０２４-01-01', '2024-0١-01', '20240-1-01', '', '2024-01-01\n', 'abcd-ef-gh'];
+    for (const t of [...dates, ...malformed]) expect(isDate(t), t).toBe(oldIsDate(t));
+    expect(dates.filter(isDate)).toEqual(['2024-02-29', '2000-02-29', '0100-01-01', '2024-12-31']);
+  });
+
   it('null or an empty string removes the value', async () => {
     await ok(s, 'PUT', '/1/members/1', { body: { fields: { city: 'Oslo', age: 3, vip: true } } });
     await ok(s, 'PUT', '/1/members/1', { body: { fields: { city: null, age: '' } } });

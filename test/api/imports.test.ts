@@ -1004,6 +1004,11 @@ describe('openCsv (the CLI\'s CSV reader)', () => {
       [2, ['a@x.org', '1']],
       [3, ['b@x.org', '2']],
     ]);
+    // The same over several read chunks (256 KiB): a chunk ends inside a line, after its last CR.
+    const crLines = Array.from({ length: 30_000 }, (_, i) => `m${i}@x.org;${i}`);
+    const crFile = await read(`email;n\r${crLines.join('\r')}\r`);
+    expect(crFile.records).toHaveLength(30_000);
+    expect(crFile.records.every(([line, values], i) => line === i + 2 && values[0] === `m${i}@x.org` && values[1] === String(i))).toBe(true);
     expect((await read('email,first_name\r\na1@example.com,A\r\na2@example.com,B\na3@example.com,C\na4@example.com,D\r\n')).records).toEqual([
       [2, ['a1@example.com', 'A']],
       [3, ['a2@example.com', 'B']],

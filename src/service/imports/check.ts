@@ -1,7 +1,7 @@
 /** Checking rows before anything is written: pure, no database (the import writer thread's receiving side runs it). */
 import { badRequest } from '../../errors.js';
 import { isEmail } from '../../api/schema.js';
-import { coerceValue, FieldCatalog, relationshipProblem, requiredCleared, type FieldRecord, type RelationshipRule } from '../fields.js';
+import { coerceValue, FieldCatalog, relationshipProblem, requiredCleared, trimmed, type FieldRecord, type RelationshipRule } from '../fields.js';
 import { normalizePhone, type SmsInput } from '../members.js';
 
 export interface RowError {
@@ -144,8 +144,11 @@ interface Shape {
   fields: (FieldRecord | null | undefined)[];
   /** Per key: its field's slot. */
   slotOf: number[];
-  /** Per slot: `"12":`, the field id as a JSON key. */
-  jsonKeys: string[];
+  /** Per slot: `{"12":` and `,"12":`, the field id as a JSON key opening the object or following a value. */
+  openKeys: string[];
+  commaKeys: string[];
+  /** Per slot: whether its text values never need escaping in JSON (a date field's: checked digits and dashes). */
+  plain: boolean[];
   /** Which of CheckedRows.fieldLists names all the keys' fields (what a row with no empty value gives). */
   names: number;
   /** The current row's stored values, by slot. */
@@ -174,7 +177,9 @@ function shapeOf(catalog: FieldCatalog, keys: string[], reserved: Set<string>, f
     keys,
     fields,
     slotOf: fields.map((f) => (f ? ids.indexOf(f.field_id) : -1)),
-    jsonKeys: ids.map((id) => `"${id}":`),
+    openKeys: ids.map((id) => `{"${id}":`),
+    commaKeys: ids.map((id) => `,"${id}":`),
+    plain: ids.map((id) => catalog.byId.get(id)?.field_type === 'date'),
     names: fieldLists.push(fields.filter((f): f is FieldRecord => !!f).map((f) => f.shortcut_name)) - 1,
     scratch: ids.map(() => undefined),
     email: reserved.has('email') ? keys.indexOf('email') : -1,
@@ -190,17 +195,20 @@ function shapeOf(catalog: FieldCatalog, keys: string[], reserved: Set<string>, f
  * hand because JSON.stringify of an object with integer keys took 2 µs a row.
  */
 function slotsJson(shape: Shape, withNulls: boolean): string {
-  const { scratch, jsonKeys } = shape;
+  const { scratch, openKeys, commaKeys, plain } = shape;
   let out = '';
   for (let k = 0; k < scratch.length; k++) {
     const v = scratch[k];
     if (v === undefined || (v === null && !withNulls)) continue;
+    const key = out === '' ? openKeys[k] : commaKeys[k];
     // A string with nothing to escape is its own JSON between quotes (JSON.stringify
-    // per value was most of this function's time).
-    const json = typeof v === 'string' && !NEEDS_ESCAPE.test(v) ? `"${v}"` : JSON.stringify(v);
-    out += (out ? ',' : '{') + jsonKeys[k] + json;
+    // per value was most of this function's time); a finite number (all coerceValue
+    // answers) is written by String as JSON.stringify writes it.
+    if (typeof v === 'string') out += plain[k] || !NEEDS_ESCAPE.test(v) ? key + '"' + v + '"' : key + JSON.stringify(v);
+    else if (typeof v === 'number') out += key + String(v);
+    else out += key + JSON.stringify(v);
   }
-  return out ? `${out}}` : '{}';
+  return out === '' ? '{}' : out + '}';
 }
 
 /** A group list of a member object (names and ids) as a text key, or undefined for anything else. */
@@ -254,7 +262,7 @@ class GroupLists {
  */
 function checkRow(out: CheckedRows, shape: Shape, values: unknown[], index: number, csv: boolean, lists: GroupLists) {
   const emailValue = shape.email === -1 ? undefined : values[shape.email];
-  const rawEmail = typeof emailValue === 'string' ? emailValue.trim() : null;
+  const rawEmail = typeof emailValue === 'string' ? trimmed(emailValue) : null;
   try {
     if (!rawEmail || !isEmail(rawEmail))
       throw badRequest(rawEmail ? `"${rawEmail}" is not a valid e-mail address` : 'email is missing');
@@ -269,7 +277,7 @@ function checkRow(out: CheckedRows, shape: Shape, values: unknown[], index: numb
       if (field === undefined) throw badRequest(`unknown field "${keys[j]}"`);
       let value = values[j];
       if (csv) {
-        value = (value as string).trim();
+        value = trimmed(value as string);
         if (value === '') {
           partial = true;
           continue;
@@ -303,7 +311,7 @@ function checkRow(out: CheckedRows, shape: Shape, values: unknown[], index: numb
       for (let j = 0; j < keys.length; j++) {
         const field = fields[j];
         if (!field) continue;
-        const value = csv ? (values[j] as string).trim() : values[j];
+        const value = csv ? trimmed(values[j] as string) : values[j];
         if (value !== null && value !== '') names.push(field.shortcut_name);
       }
       fieldList = out.fieldLists.push(names) - 1;
@@ -311,11 +319,11 @@ function checkRow(out: CheckedRows, shape: Shape, values: unknown[], index: numb
     let sms: SmsInput | undefined;
     if (shape.sms !== -1) sms = checkSms(values[shape.sms]);
     else if (shape.phone !== -1) {
-      const phone = (values[shape.phone] as string).trim();
+      const phone = trimmed(values[shape.phone] as string);
       if (phone) sms = checkSms({ phone_number: phone });
     }
     const groupList =
-      shape.groups === -1 ? -1 : csv ? lists.ofText((values[shape.groups] as string).trim()) : lists.ofValue(values[shape.groups]);
+      shape.groups === -1 ? -1 : csv ? lists.ofText(trimmed(values[shape.groups] as string)) : lists.ofValue(values[shape.groups]);
     const patch = slotsJson(shape, true);
     if (sms) out.sms.push([out.index.length, sms]);
     if (againstStored) out.againstStored.push(out.index.length);
