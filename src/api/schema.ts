@@ -10,6 +10,9 @@
  */
 import { ApiError } from '../errors.js';
 import { stamp } from '../service/clock.js';
+import { isEmail, preview } from '../values.js';
+
+export { isEmail, preview };
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -38,43 +41,6 @@ const describe = (v: unknown): string => {
   if (typeof v === 'object') return 'an object';
   return `${typeof v} ${String(v)}`;
 };
-
-/**
- * A value as JSON text for an error message, cut after `max` characters. It walks no
- * more of the value than it shows (each level opens with a character), so neither a
- * huge value nor a deep one costs anything; JSON.stringify of a request value in a
- * message did both, and ran out of stack.
- */
-export function preview(value: unknown, max = 60): string {
-  let out = '';
-  /** Appends v; false once the text is past max. */
-  const put = (v: unknown): boolean => {
-    if (Array.isArray(v)) {
-      out += '[';
-      for (let i = 0; i < v.length; i++) {
-        if (i) out += ',';
-        if (out.length > max || !put(v[i] === undefined ? null : v[i])) return false;
-      }
-      out += ']';
-    } else if (v !== null && typeof v === 'object') {
-      out += '{';
-      let first = true;
-      for (const key in v) {
-        const item = (v as Record<string, unknown>)[key];
-        if (item === undefined) continue;
-        out += `${first ? '' : ','}${JSON.stringify(key.slice(0, max + 1))}:`;
-        first = false;
-        if (out.length > max || !put(item)) return false;
-      }
-      out += '}';
-    } else if (typeof v === 'string') out += JSON.stringify(v.length > max ? v.slice(0, max + 1) : v);
-    // Not JSON's null for Infinity or NaN: the message says what the value was.
-    else out += String(v);
-    return out.length <= max;
-  };
-  put(value);
-  return out.length > max ? `${out.slice(0, max)}…` : out;
-}
 
 export { MAX_JSON_DEPTH, boundedJson } from '../errors.js';
 
@@ -111,10 +77,6 @@ export const string = (opts: { min?: number; max?: number; pattern?: RegExp; hin
     return v;
   });
 
-// Deliberately simple: one @, a dot in the domain, no spaces. The service is not an
-// MTA; this catches typos and column mix-ups, which is what users get wrong.
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@.]+$/;
-export const isEmail = (v: string) => v.length <= 254 && EMAIL.test(v);
 
 /** An e-mail address, normalized to lower case (the service's member identity). */
 export const email = () =>

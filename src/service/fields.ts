@@ -3,12 +3,11 @@ import { emitEvent } from './webhooks.js';
 import { stmt } from '../store/statements.js';
 import { TableMemo } from '../store/memo.js';
 import { badRequest, notFound } from '../errors.js';
-import { preview } from '../api/schema.js';
+import { badValue, coerceValue, FIELD_TYPES, type FieldType } from '../values.js';
 import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
 
-export const FIELD_TYPES = ['text', 'text[]', 'numeric', 'boolean', 'date', 'timestamp'] as const;
-export type FieldType = (typeof FIELD_TYPES)[number];
+export { FIELD_TYPES, type FieldType };
 
 /** The spec's widget_type-by-field_type table; the first widget is the default. */
 export const WIDGETS_BY_TYPE: Record<FieldType, readonly string[]> = {
@@ -452,45 +451,6 @@ export class FieldCatalog {
 export const requiredCleared = (field: FieldRecord, path: string) =>
   badValue(path, `${field.shortcut_name} is a required field; it cannot be emptied`);
 
-/**
- * Text as String.prototype.trim answers it, without the call when the first and last
- * characters are printable ASCII (nothing to trim): a large import trims every value.
- */
-export function trimmed(text: string): string {
-  const last = text.length - 1;
-  if (last < 0) return text;
-  const a = text.charCodeAt(0);
-  const z = text.charCodeAt(last);
-  return a > 32 && a < 127 && z > 32 && z < 127 ? text : text.trim();
-}
-
-/** The value of the ASCII digit at `i`, or -1. */
-function digitAt(text: string, i: number): number {
-  const d = text.charCodeAt(i) - 48;
-  return d >= 0 && d <= 9 ? d : -1;
-}
-
-/**
- * Whether text is a valid date YYYY-MM-DD (ASCII digits, a real day of a year from
- * 100 on), read by character codes: the regular expression's match array and the
- * numbers parsed from its groups were a large import's garbage, for every date value.
- */
-export function isDate(text: string): boolean {
-  if (text.length !== 10 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45) return false;
-  let y = 0;
-  for (let i = 0; i < 4; i++) {
-    const d = digitAt(text, i);
-    if (d < 0) return false;
-    y = y * 10 + d;
-  }
-  const m1 = digitAt(text, 5);
-  const m2 = digitAt(text, 6);
-  const d1 = digitAt(text, 8);
-  const d2 = digitAt(text, 9);
-  if (m1 < 0 || m2 < 0 || d1 < 0 || d2 < 0) return false;
-  return validDate(y, m1 * 10 + m2, d1 * 10 + d2);
-}
-
 // Characters FieldCatalog.namedJson looks for.
 const [QUOTE, BACKSLASH, OPEN_BRACE, COMMA, OPEN_BRACKET, CLOSE_BRACKET, COLON, DIGIT_0, DIGIT_9, SPACE] = ['"', '\\', '{', ',', '[', ']', ':', '0', '9', ' '].map((ch) => ch.charCodeAt(0));
 
@@ -501,67 +461,3 @@ function wireKeysOf(byId: Map<number, FieldRecord>): { rank: number; key: string
   return keys;
 }
 
-/** A number in decimal notation: sign, digits, a point, an exponent (too large for a double is refused after). */
-const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
-
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
-/**
- * Whether y-m-d is a day of the (proleptic Gregorian) calendar, by arithmetic: a Date
- * per value was a tenth of the checks of a large import. Years before 100 are refused,
- * as Date.UTC (which reads them as 19yy) made them.
- */
-function validDate(y: number, m: number, d: number) {
-  if (y < 100 || m < 1 || m > 12 || d < 1) return false;
-  const leap = m === 2 && y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
-  return d <= DAYS_IN_MONTH[m - 1] + (leap ? 1 : 0);
-}
-
-/** Checks one value against its field's type (and options) and answers its stored form. */
-const badValue = (path: string, reason: string) => badRequest(`${path}: ${reason}`, { field: path });
-
-function checkedOption(field: FieldRecord, v: string, path: string): string {
-  if (field.options && !field.options.includes(v))
-    throw badValue(path, `"${v}" is not one of the options of ${field.shortcut_name} (${field.options.join(', ')})`);
-  return v;
-}
-
-export function coerceValue(field: FieldRecord, value: unknown, path: string): unknown {
-  // Plain functions rather than closures made per call: a large import calls this for
-  // every value of every row.
-  const text = typeof value === 'string' ? trimmed(value) : undefined;
-  switch (field.field_type) {
-    case 'text':
-      if (typeof value === 'number') return checkedOption(field, String(value), path);
-      if (typeof value !== 'string') throw badValue(path, `must be text for a text field`);
-      return checkedOption(field, value, path);
-    case 'text[]': {
-      const items = Array.isArray(value) ? value : typeof value === 'string' ? [value] : undefined;
-      if (!items || items.some((v) => typeof v !== 'string'))
-        throw badValue(path, 'must be a list of strings for a text[] field');
-      return (items as string[]).map((v) => checkedOption(field, v, path));
-    }
-    case 'numeric': {
-      // Number() alone also reads 0x10, 0b101, 0o17 and Infinity, and '' as 0.
-      const n = typeof value === 'number' ? value : text !== undefined && DECIMAL.test(text) ? Number(text) : NaN;
-      if (!Number.isFinite(n)) throw badValue(path, `must be a number for a numeric field, got ${preview(value)}`);
-      return n;
-    }
-    case 'boolean':
-      if (typeof value === 'boolean') return value;
-      if (text !== undefined && /^(true|1|yes)$/i.test(text)) return true;
-      if (text !== undefined && /^(false|0|no)$/i.test(text)) return false;
-      throw badValue(path, `must be true or false for a boolean field, got ${preview(value)}`);
-    case 'date':
-      if (text === undefined || !isDate(text))
-        throw badValue(path, `must be a date YYYY-MM-DD for a date field, got ${preview(value)}`);
-      return text;
-    case 'timestamp': {
-      const m = text !== undefined ? /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?/.exec(text) : null;
-      const t = text !== undefined ? Date.parse(/[zZ]|[+-]\d{2}:?\d{2}$/.test(text) ? text : `${text}Z`) : NaN;
-      if (!m || Number.isNaN(t) || !validDate(+m[1], +m[2], +m[3]))
-        throw badValue(path, `must be a date-time YYYY-MM-DDThh:mm:ss for a timestamp field, got ${preview(value)}`);
-      return new Date(t).toISOString().slice(0, 19);
-    }
-  }
-}

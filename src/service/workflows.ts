@@ -14,7 +14,7 @@ import type { Db } from '../store/db.js';
 import { inTransaction } from '../store/db.js';
 import { stmt } from '../store/statements.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
-import { isEmail } from '../api/schema.js';
+import { isEmail } from '../values.js';
 import { stamp, type Clock } from './clock.js';
 import type { Actor, Ctx } from './context.js';
 import { LIMIT_OFFSET, type Window, windowOf } from './paging.js';

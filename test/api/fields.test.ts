@@ -426,7 +426,7 @@ describe('member field values', () => {
   });
 
   it('coerceValue: every text path to a number takes decimal notation only', async () => {
-    const { coerceValue } = await import('../../src/service/fields.js');
+    const { coerceValue } = await import('../../src/values.js');
     const numeric = field(9, 'n', { field_type: 'numeric', widget_type: 'number' }) as never;
     expect(coerceValue(numeric, ' -1.5e2 ', 'n')).toBe(-150);
     expect(coerceValue(numeric, 42, 'n')).toBe(42);
@@ -435,7 +435,7 @@ describe('member field values', () => {
   });
 
   it('trimmed and isDate answer exactly what String.prototype.trim and the YYYY-MM-DD pattern with a real day answer', async () => {
-    const { trimmed, isDate } = await import('../../src/service/fields.js');
+    const { trimmed, isDate } = await import('../../src/values.js');
     // The definitions they replace on an import's hot path.
     const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
     const oldIsDate = (t: string) => {

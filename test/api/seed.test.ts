@@ -357,13 +357,39 @@ describe('a fixture is refused as a whole, naming file, path and reason', () => 
     );
     expect(await refusal(b, [file])).toEqual([
       'DIR/refs.yaml: members[0].groups[2]: names group "Platinum", which is neither in the fixture nor in the account',
-      'DIR/refs.yaml: members[0].fields.score: must be a number for numeric field score, got "high"',
+      'DIR/refs.yaml: members[0].fields.score: must be a number for a numeric field, got "high"',
       'DIR/refs.yaml: members[1].generate.groups.Silver: names group "Silver", which is neither in the fixture nor in the account',
       'DIR/refs.yaml: mailings[0].recipients.searches[0]: names search "Nope", which is neither in the fixture nor in the account',
       'DIR/refs.yaml: mailings[0].engagement.opens[0]: names member "z@example.com", which is neither in the fixture nor in the account',
       'DIR/refs.yaml: triggers[0].mailing: names mailing "Missing", which is neither in the fixture nor in the account',
     ]);
     expect(digest(b.file)).toBe(before);
+  });
+
+  test("a member's field values are checked by the service's own rules before anything is written", async () => {
+    const b = box();
+    const fields = [
+      'fields:',
+      '  - {shortcut_name: birthday, field_type: date}',
+      '  - {shortcut_name: score, field_type: numeric}',
+      '  - {shortcut_name: vip, field_type: boolean}',
+      '  - {shortcut_name: seen, field_type: timestamp}',
+    ];
+    const before = digest(b.file);
+    // A day that does not exist, hexadecimal, a word for a boolean and text for a date-time: refused
+    // early, each with the reason the service gives.
+    const bad = b.write('bad.yaml', [...fields, 'members:', '  - {email: a@example.com, fields: {birthday: "2024-02-30", score: "0x10", vip: "maybe", seen: "soon"}}'].join('\n'));
+    expect(await refusal(b, [bad])).toEqual([
+      'DIR/bad.yaml: members[0].fields.birthday: must be a date YYYY-MM-DD for a date field, got "2024-02-30"',
+      'DIR/bad.yaml: members[0].fields.score: must be a number for a numeric field, got "0x10"',
+      'DIR/bad.yaml: members[0].fields.vip: must be true or false for a boolean field, got "maybe"',
+      'DIR/bad.yaml: members[0].fields.seen: must be a date-time YYYY-MM-DDThh:mm:ss for a timestamp field, got "soon"',
+    ]);
+    expect(digest(b.file)).toBe(before);
+    // What the service takes, the seed takes: a signed or bare-point decimal, yes, a leap day, a date-time with an offset.
+    const good = b.write('good.yaml', [...fields, 'members:', '  - {email: a@example.com, fields: {birthday: "2024-02-29", score: "+.5", vip: "yes", seen: "2026-01-02T03:04:05+01:00"}}'].join('\n'));
+    await seed(b.api, [good]);
+    expect(((await b.api.get('/members/email/a%40example.com')) as any).fields).toEqual({ birthday: '2024-02-29', score: 0.5, vip: true, seen: '2026-01-02T02:04:05' });
   });
 
   test('searches that refer to each other in a cycle', async () => {
@@ -576,12 +602,13 @@ describe('the kinds of the second round: relationships, event and touchpoint typ
 
 test('a member row the service refuses once writing began fails the seed naming the record (the others are written)', async () => {
   const b = box();
-  const file = b.write('t.yaml', 'fields: [{shortcut_name: seen, field_type: timestamp}]\nmembers:\n  - {email: ok@example.com}\n  - {email: bad@example.com, fields: {seen: yesterday}}\n');
+  // A phone number is the service's to judge: the seed does not check it first.
+  const file = b.write('t.yaml', 'members:\n  - {email: ok@example.com}\n  - {email: bad@example.com, sms: {phone_number: "12"}}\n');
   const err = await seed(b.api, [file]).then(() => undefined, (e: Error) => e);
   expect(err).toBeInstanceOf(SeedError);
   const lines = err!.message.replaceAll(b.dir, 'DIR').split('\n');
   expect(lines[0]).toBe('the service refused 1 member(s) of the fixture (the others were written; run the seed again once they are fixed):');
-  expect(lines[1]).toMatch(/^amsg: DIR\/t\.yaml: members\[1\]: .*seen/);
+  expect(lines[1]).toMatch(/^amsg: DIR\/t\.yaml: members\[1\]: .*phone/);
   expect(await b.api.get('/members', { count: true })).toBe(1);
 });
 

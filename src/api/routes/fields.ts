@@ -2,7 +2,7 @@ import * as s from '../schema.js';
 import { route } from '../route.js';
 import * as enc from '../encode.js';
 import * as fields from '../../service/fields.js';
-import { FIELD_TYPES } from '../../service/fields.js';
+import { FIELD_TYPES } from '../../values.js';
 import * as relationships from '../../service/field-relationships.js';
 import type { Schema } from '../schema.js';
 

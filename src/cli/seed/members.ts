@@ -6,6 +6,7 @@
  */
 import { seg, type Api } from '../../client/api.js';
 import { ApiError } from '../../errors.js';
+import { valueProblem, type FieldRule } from '../../values.js';
 import { allPages } from '../paging.js';
 import { generateMembers, generateShape, type GenerateSpec } from './generate.js';
 import { norm, SeedError, type Entry, type Kind, type Ref, type SeedRun, type Step } from './kind.js';
@@ -102,7 +103,8 @@ export const members: Kind<MemberRecord, MemberRow> = {
     const problems: [string, string][] = [];
     for (const [name, value] of Object.entries(r.fields)) {
       const field = run.defined<FieldRow>('fields', name) ?? run.existing<FieldRow>('fields', name);
-      const reason = field && value !== null ? valueProblem(field, value) : undefined;
+      // The service's own rule (it checks the value again when the member is written).
+      const reason = field && value !== null && value !== '' ? valueProblem(field as FieldRule, value) : undefined;
       if (reason) problems.push([`${path}.fields.${name}`, reason]);
     }
     return problems;
@@ -300,33 +302,6 @@ function sameSms(given: NonNullable<MemberRecord['sms']>, stored: MemberRow['sms
     (given.promotional_status === undefined || given.promotional_status === stored.promotional_status) &&
     (given.transactional_status === undefined || given.transactional_status === stored.transactional_status)
   );
-}
-
-/** Refuses a value its field cannot hold, before anything is written (the service checks it again). */
-function valueProblem(field: Pick<FieldRow, 'field_type' | 'options' | 'shortcut_name'>, value: unknown): string | undefined {
-  const options = field.options?.length ? field.options : undefined;
-  const notOption = (x: unknown) => options && !options.includes(String(x));
-  switch (field.field_type) {
-    case 'text':
-      if (typeof value !== 'string' && typeof value !== 'number') return `must be text for ${field.field_type} field ${field.shortcut_name}, got ${JSON.stringify(value)}`;
-      if (notOption(value)) return `"${value}" is not one of the options of ${field.shortcut_name} (${options!.join(', ')})`;
-      return undefined;
-    case 'text[]':
-      if (!Array.isArray(value) || value.some((x) => typeof x !== 'string')) return `must be a list of text for field ${field.shortcut_name}`;
-      for (const x of value) if (notOption(x)) return `"${x}" is not one of the options of ${field.shortcut_name} (${options!.join(', ')})`;
-      return undefined;
-    case 'numeric':
-      return typeof value === 'number' || (typeof value === 'string' && /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(value))
-        ? undefined
-        : `must be a number for numeric field ${field.shortcut_name}, got ${JSON.stringify(value)}`;
-    case 'boolean':
-      return typeof value === 'boolean' ? undefined : `must be true or false for boolean field ${field.shortcut_name}, got ${JSON.stringify(value)}`;
-    case 'date':
-      return typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value) ? undefined : `must be a date YYYY-MM-DD for field ${field.shortcut_name}, got ${JSON.stringify(value)}`;
-    case 'timestamp':
-      return typeof value === 'string' ? undefined : `must be a date-time for field ${field.shortcut_name}, got ${JSON.stringify(value)}`;
-  }
-  return undefined;
 }
 
 export const memberIdByEmail = async (run: SeedRun, email: string): Promise<number> =>
