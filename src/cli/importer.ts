@@ -507,6 +507,7 @@ export async function runImport(
     note(`resuming import ${req.resume}: skipping the ${skip} rows it already has`);
     target = streamTarget(api, sent, options, outcome, progress, req.resume);
   } else target = streamTarget(api, sent, options, outcome, progress);
+  if (!req.dryRun) api.expectImport();
 
   const errors = new ErrorsFile(req.errorsOut, header, note);
   const reject = async (line: number, values: string[], reason: string) => {

@@ -38,6 +38,11 @@ export class Api {
     return this.transport.download({ method: 'GET', path: `/${this.accountId}${path}`, query });
   }
 
+  /** Says a streamed import is coming, so the service can get ready for it (Transport.expectImport). */
+  expectImport(): void {
+    this.transport.expectImport?.();
+  }
+
   /** Runs due background work for up to budgetMs when this process holds the database (local mode). */
   async advance(budgetMs: number): Promise<void> {
     await this.transport.advance?.(budgetMs);

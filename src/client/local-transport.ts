@@ -44,6 +44,14 @@ export class LocalTransport implements Transport {
     return this.service;
   }
 
+  expectImport(): void {
+    // A database that cannot be opened is said by the command's next call.
+    this.open().then(
+      ({ router }) => router.importWriter?.warm(),
+      () => {},
+    );
+  }
+
   async request(call: ApiCall): Promise<unknown> {
     const { router, actor, advanceJobs, deliverWebhooks } = await this.open();
     const res = await router.handle({

@@ -36,6 +36,13 @@ export interface Transport {
    * commands that make no calls for a while (`amsg webhooks listen`).
    */
   advance?(budgetMs: number): Promise<void>;
+  /**
+   * A streamed import is coming (`members import`, `seed`): in local mode the import
+   * writer's thread starts now, while the command reads or makes its rows, so that
+   * it has started when they come (starting it takes about as long as writing 2,000
+   * rows). A remote service has its own; nothing to do.
+   */
+  expectImport?(): void;
   close(): Promise<void>;
 }
 

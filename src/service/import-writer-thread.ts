@@ -12,7 +12,8 @@ import type { WriterAnswer, WriterMessage } from './import-writer.js';
 
 // No counting triggers: each batch adds what it wrote to the counts in a few
 // statements (src/store/counters.ts), where triggers cost half a microsecond a row.
-const db = openDb((workerData as { file: string }).file, { countTriggers: false });
+const { file, readyFlag } = workerData as { file: string; readyFlag: Int32Array };
+const db = openDb(file, { countTriggers: false });
 // This connection only ever writes import batches, whose rows reference what the
 // batch itself checked inside its transaction (the account of the request, groups
 // found or created, members just inserted or looked up) and which delete nothing.
@@ -27,6 +28,9 @@ const CATALOG_CHANGED = Symbol('catalog changed');
 let current: { batch: number; write?: BatchWrite; failed?: unknown } | undefined;
 
 const answer = (a: WriterAnswer) => parentPort!.postMessage(a);
+// The connection is open: batches may come here now (until then they are written where they arrive).
+Atomics.store(readyFlag, 0, 1);
+answer({ ready: true });
 
 function fail(err: unknown) {
   current!.failed ??= err;

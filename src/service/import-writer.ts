@@ -32,8 +32,10 @@ export type WriterMessage =
   | { kind: 'rows'; batch: number; rows: CheckedRows }
   | { kind: 'end'; batch: number; received: number; rejected: number; abort?: boolean };
 
-/** What it answers, once per batch. */
-export type WriterAnswer =
+/** What it answers: once that it is ready (its connection open), then once per batch. */
+export type WriterAnswer = { ready: true } | BatchAnswer;
+
+type BatchAnswer =
   | { batch: number; result: BatchResult }
   | { batch: number; catalogChanged: true }
   | { batch: number; apiError: { status: number; body: unknown } }
@@ -44,8 +46,19 @@ const SCRIPT = fileURLToPath(new URL('./import-writer-thread.js', import.meta.ur
 
 export class ImportWriter {
   private worker?: Worker;
+  /**
+   * Set by the thread once its connection is open. Shared memory, not only a message:
+   * a local command's calls run from one microtask to the next without the event loop
+   * turning, so a message saying so would be read only after the import.
+   */
+  private readyFlag?: Int32Array;
+  private get ready(): boolean {
+    return this.readyFlag !== undefined && Atomics.load(this.readyFlag, 0) === 1;
+  }
   private nextBatch = 1;
-  private readonly waiting = new Map<number, { resolve: (a: WriterAnswer) => void; reject: (e: Error) => void }>();
+  /** Batches handed to the thread so far (the others were written where they arrived). */
+  batchesSent = 0;
+  private readonly waiting = new Map<number, { resolve: (a: BatchAnswer) => void; reject: (e: Error) => void }>();
 
   constructor(
     readonly file: string,
@@ -57,11 +70,40 @@ export class ImportWriter {
     return file !== ':memory:' && existsSync(SCRIPT) ? new ImportWriter(file) : undefined;
   }
 
+  /**
+   * Whether the thread takes this batch. Until it is ready, batches are written where
+   * they arrive while it starts (and it is started if it was not): starting a thread
+   * costs about as much as writing 2,000 rows, so an import of a batch or two (most
+   * of a CI job's) is done before the thread could take it, and a large one gives it
+   * only its first batches.
+   */
+  takes(): boolean {
+    if (this.ready) return true;
+    this.start();
+    return false;
+  }
+
+  /** Resolves once the thread takes batches (started if it was not). */
+  whenReady(): Promise<void> {
+    const worker = this.start();
+    if (this.ready) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const check = (a: WriterAnswer) => {
+        if (!('ready' in a)) return;
+        worker.off('message', check);
+        resolve();
+      };
+      worker.on('message', check);
+      worker.once('exit', (code) => reject(new Error(`the import writer stopped (exit code ${code})`)));
+    });
+  }
+
   /** Appends one batch to a streamed import (imports.appendRows), written by the writer thread. */
   async append(ctx: Ctx, importId: number, rows: RowsInput, rejected: number, offset?: number): Promise<BatchResult> {
     const worker = this.start();
+    this.batchesSent++;
     const batch = this.nextBatch++;
-    const answer = new Promise<WriterAnswer>((resolve, reject) => this.waiting.set(batch, { resolve, reject }));
+    const answer = new Promise<BatchAnswer>((resolve, reject) => this.waiting.set(batch, { resolve, reject }));
     worker.ref();
     const catalog = FieldCatalog.of(ctx);
     const send = (m: WriterMessage) => worker.postMessage(m);
@@ -93,8 +135,10 @@ export class ImportWriter {
     if (this.worker) return this.worker;
     // Loaded on first use: every local command loads this module, few start a writer.
     const { Worker } = process.getBuiltinModule('node:worker_threads') as typeof import('node:worker_threads');
-    const worker = new Worker(this.script, { workerData: { file: this.file } });
+    const readyFlag = (this.readyFlag = new Int32Array(new SharedArrayBuffer(4)));
+    const worker = new Worker(this.script, { workerData: { file: this.file, readyFlag } });
     worker.on('message', (a: WriterAnswer) => {
+      if ('ready' in a) return;
       const w = this.waiting.get(a.batch);
       this.waiting.delete(a.batch);
       // Idle, the thread must not keep the process alive.
@@ -103,6 +147,7 @@ export class ImportWriter {
     });
     const lost = (why: Error) => {
       this.worker = undefined;
+      this.readyFlag = undefined;
       for (const w of this.waiting.values()) w.reject(why);
       this.waiting.clear();
     };
@@ -116,6 +161,7 @@ export class ImportWriter {
   async close(): Promise<void> {
     const worker = this.worker;
     this.worker = undefined;
+    this.readyFlag = undefined;
     if (worker) await worker.terminate();
   }
 }

@@ -174,8 +174,10 @@ describe.each([
   ['written by the import writer thread (counted by the batch)', true],
 ])('kept counts of streamed imports, %s', (_, importWriter) => {
   let s: TestService;
-  beforeEach(() => {
+  beforeEach(async () => {
     s = makeService(T0, { importWriter });
+    // Every batch to the thread: until it has started, batches are written here.
+    if (importWriter) await s.router.importWriter!.whenReady();
   });
   afterEach(() => s.close());
 

@@ -26,8 +26,9 @@ function occurrences(file: string, texts: string[]): Record<string, { db: number
 
 describe('a purge erases the bytes (secure_delete)', () => {
   let s: TestService;
-  beforeEach(() => {
+  beforeEach(async () => {
     s = makeService(undefined, { importWriter: true });
+    await s.router.importWriter!.whenReady();
   });
   afterEach(() => s.close());
 

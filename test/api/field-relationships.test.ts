@@ -300,6 +300,7 @@ describe.each([false, true])('import rows against the member\'s stored values (i
   let t: TestService;
   beforeEach(async () => {
     t = makeService(T0, { importWriter: threaded });
+    if (threaded) await t.router.importWriter!.whenReady();
     const field = (body: Record<string, unknown>) => ok(t, 'POST', '/1/fields', { body: { display_name: String(body.shortcut_name), ...body } });
     const r = await field({ shortcut_name: 'region', field_type: 'text', widget_type: 'select one', options: ['EU', 'US', 'Asia'] });
     const o = await field({ shortcut_name: 'office', field_type: 'text', widget_type: 'radio', options: ['Oslo', 'Paris', 'Austin', 'Tokyo'] });

@@ -18,6 +18,8 @@ describe.each([
   let s: TestService;
   beforeEach(async () => {
     s = makeService(T0, { importWriter });
+    // Every batch to the thread: until it has started, batches are written here.
+    if (importWriter) await s.router.importWriter!.whenReady();
     await createField(s, { shortcut_name: 'first_name', field_type: 'text' }); // 1
     await createField(s, { shortcut_name: 'birthday', field_type: 'date' }); // 2
     await createField(s, { shortcut_name: 'score', field_type: 'numeric' }); // 3
@@ -415,6 +417,43 @@ describe.each([
       { member_group_id: gold, group_name: 'Gold', added_at: atD(T0) },
       { member_group_id: gold + 1, group_name: 'Silver', added_at: '@D:2026-05-06T07:08:09' },
     ]);
+  });
+});
+
+describe('the import writer thread while it starts', () => {
+  it('batches that arrive before it has started are written here, the rest by it, in file order, and the import is the same', async () => {
+    const s = makeService(T0, { importWriter: true });
+    try {
+      const writer = s.router.importWriter!;
+      await createGroups(s, 'Gold');
+      // Opening the import starts the thread; the first batch comes before it could have.
+      const id = (await ok(s, 'POST', '/1/members/imports', { body: {} })).import_id as number;
+      const send = (rows: string[][], offset: number) =>
+        ok(s, 'POST', `/1/members/imports/${id}/rows`, { body: { columns: ['email', 'groups'], rows, offset } });
+      expect(await send([['a@b.org', 'Gold'], ['b@b.org', ''], ['a@b.org', 'Gold']], 0)).toMatchObject({ num_members: 3, added: 2, duplicates: 1 });
+      expect(writer.batchesSent).toBe(0);
+      await writer.whenReady();
+      // Two in flight, as the CLI sends them: the thread takes both, in order.
+      const [second, third] = await Promise.all([send([['c@b.org', 'Gold'], ['b@b.org', 'Gold']], 3), send([['d@b.org', 'New']], 5)]);
+      expect(writer.batchesSent).toBe(2);
+      // b@b.org is this import's already (batch 1): a duplicate, whichever connection wrote that batch.
+      expect(second).toMatchObject({ num_members: 5, added: 1, updated: 0, duplicates: 1 });
+      expect(third).toMatchObject({ num_members: 6, added: 1 });
+      expect(await ok(s, 'POST', `/1/members/imports/${id}/finish`, { body: {} })).toMatchObject({
+        status: 'o',
+        num_members: 6,
+        num_members_added: 4,
+        num_members_updated: 0,
+        num_duplicates: 2,
+      });
+      expect(s.db.prepare('SELECT email FROM members ORDER BY member_id').pluck().all()).toEqual(['a@b.org', 'b@b.org', 'c@b.org', 'd@b.org']);
+      const gold = s.db.prepare("SELECT m.email FROM group_members gm JOIN members m USING (member_id) JOIN member_groups g USING (member_group_id) WHERE g.group_name = 'Gold' ORDER BY 1");
+      expect(gold.pluck().all()).toEqual(['a@b.org', 'c@b.org']);
+      // Kept counts agree with the rows, whichever connection wrote them.
+      expect((await ok(s, 'GET', '/1/members', { query: { count: 'true' } })) as unknown).toBe(4);
+    } finally {
+      s.close();
+    }
   });
 });
 

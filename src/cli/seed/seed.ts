@@ -159,6 +159,8 @@ class Run implements SeedRun {
 export async function seed(api: Api, files: string[], opts: SeedOptions = {}): Promise<SeedResult> {
   const note = opts.note ?? (() => {});
   const raws = await loadFixtures(files);
+  // Members are written as a streamed import, after everything before them is planned.
+  if (!opts.dryRun && raws.some((r) => r.kind.name === 'members')) api.expectImport();
   let run = new Run(api, !!opts.dryRun, note);
   const entries = await resolve(run, raws, !!opts.reset);
   if (opts.reset && !opts.dryRun) {

@@ -119,8 +119,8 @@ export function appendRows(
 /** Applies a batch now: on the import writer's thread, or here. */
 function appendNow(ctx: Ctx, importId: number, rows: RowsInput, rejected: number, offset?: number) {
   checkColumns(FieldCatalog.of(ctx), rows);
-  // The writer takes the batch (all of it) before this returns.
-  if (ctx.importWriter) return ctx.importWriter.append(ctx, importId, rows, rejected, offset);
+  // The writer takes the batch (all of it) before this returns, once its thread has started.
+  if (ctx.importWriter?.takes()) return ctx.importWriter.append(ctx, importId, rows, rejected, offset);
   return appendRowsHere(ctx, importId, rows, rejected, offset);
 }
 
