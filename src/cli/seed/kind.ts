@@ -86,6 +86,12 @@ export interface Kind<R = any, E = any> {
   bulk?: {
     plan(run: SeedRun, entries: Entry<R>[]): Promise<Step<R, E>[]>;
     write(run: SeedRun, steps: Step<R, E>[]): Promise<void>;
+    /**
+     * Called once the account's records of this kind are loaded, before anything is
+     * planned or written: the write will surely be a bulk one when a record is new,
+     * and the service can get ready for it meanwhile (members: Api.expectImport).
+     */
+    loaded?(run: SeedRun, entries: Entry<R>[]): void;
   };
   /** Records one file line stands for (a `generate` block: thousands of members). */
   expand?(r: R, entry: Omit<Entry<R>, 'record' | 'key'>, run: { existing: SeedRun['existing']; defined: SeedRun['defined'] }): Promise<R[]> | R[];

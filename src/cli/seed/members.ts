@@ -122,6 +122,12 @@ export const members: Kind<MemberRecord, MemberRow> = {
   idOf: (m) => m.member_id,
   create: () => Promise.reject(new Error('members are written in bulk')),
   bulk: {
+    // A new member is written by the streamed import, after every kind before members
+    // is planned and written: the import writer's thread starts meanwhile. Not when
+    // every member is in the account already (a second run): it would start for nothing.
+    loaded(run, entries) {
+      if (entries.some((e) => !run.existing('members', e.key))) run.api.expectImport();
+    },
     async plan(run, entries) {
       const memberships = await membershipsOf(run, entries);
       return entries.map((entry): Step<MemberRecord, MemberRow> => {

@@ -159,8 +159,6 @@ class Run implements SeedRun {
 export async function seed(api: Api, files: string[], opts: SeedOptions = {}): Promise<SeedResult> {
   const note = opts.note ?? (() => {});
   const raws = await loadFixtures(files);
-  // Members are written as a streamed import, after everything before them is planned.
-  if (!opts.dryRun && raws.some((r) => r.kind.name === 'members')) api.expectImport();
   let run = new Run(api, !!opts.dryRun, note);
   const entries = await resolve(run, raws, !!opts.reset);
   if (opts.reset && !opts.dryRun) {
@@ -225,6 +223,7 @@ async function resolve(run: Run, raws: RawRecord[], resetFirst: boolean): Promis
     }
     entries.set(kind, list);
     await run.load(kind, namesOf(kind, list, raws), resetFirst);
+    if (!run.dryRun) kind.bulk?.loaded?.(run, list);
   }
   for (const raw of raws) {
     for (const ref of refs.get(raw)!)
