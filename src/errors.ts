@@ -32,9 +32,14 @@ export const badRequest = (message: string, details?: Record<string, unknown>) =
 export const notFound = (message: string) => new ApiError(404, message);
 export const forbidden = (message: string) => new ApiError(403, message);
 
+/** A validation failure: a 400 that names the value's path (when there is one) and the reason. */
+export function invalid(path: string, reason: string): ApiError {
+  return new ApiError(400, path ? `${path}: ${reason}` : reason, path ? { field: path } : undefined);
+}
+
 /** Throws a 400 naming the field when cond is false. */
 export function check(cond: unknown, field: string, reason: string): asserts cond {
-  if (!cond) throw badRequest(`${field}: ${reason}`, { field });
+  if (!cond) throw invalid(field, reason);
 }
 
 // ---------------------------------------------------------------- the nesting bound of request JSON

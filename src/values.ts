@@ -5,7 +5,7 @@
  * route table, the services and the CLI (the seeder checks a fixture before it writes
  * anything) all check a value by one definition.
  */
-import { ApiError, badRequest } from './errors.js';
+import { ApiError, invalid } from './errors.js';
 
 export const FIELD_TYPES = ['text', 'text[]', 'numeric', 'boolean', 'date', 'timestamp'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
@@ -114,12 +114,9 @@ function validDate(y: number, m: number, d: number) {
   return d <= DAYS_IN_MONTH[m - 1] + (leap ? 1 : 0);
 }
 
-/** A 400 that names the value's path (when there is one) and the reason. */
-export const badValue = (path: string, reason: string) => (path ? badRequest(`${path}: ${reason}`, { field: path }) : badRequest(reason));
-
 function checkedOption(field: FieldRule, v: string, path: string): string {
   if (field.options && !field.options.includes(v))
-    throw badValue(path, `"${v}" is not one of the options of ${field.shortcut_name} (${field.options.join(', ')})`);
+    throw invalid(path, `"${v}" is not one of the options of ${field.shortcut_name} (${field.options.join(', ')})`);
   return v;
 }
 
@@ -131,34 +128,34 @@ export function coerceValue(field: FieldRule, value: unknown, path: string): unk
   switch (field.field_type) {
     case 'text':
       if (typeof value === 'number') return checkedOption(field, String(value), path);
-      if (typeof value !== 'string') throw badValue(path, `must be text for a text field`);
+      if (typeof value !== 'string') throw invalid(path, `must be text for a text field`);
       return checkedOption(field, value, path);
     case 'text[]': {
       const items = Array.isArray(value) ? value : typeof value === 'string' ? [value] : undefined;
       if (!items || items.some((v) => typeof v !== 'string'))
-        throw badValue(path, 'must be a list of strings for a text[] field');
+        throw invalid(path, 'must be a list of strings for a text[] field');
       return (items as string[]).map((v) => checkedOption(field, v, path));
     }
     case 'numeric': {
       // Number() alone also reads 0x10, 0b101, 0o17 and Infinity, and '' as 0.
       const n = typeof value === 'number' ? value : text !== undefined && DECIMAL.test(text) ? Number(text) : NaN;
-      if (!Number.isFinite(n)) throw badValue(path, `must be a number for a numeric field, got ${preview(value)}`);
+      if (!Number.isFinite(n)) throw invalid(path, `must be a number for a numeric field, got ${preview(value)}`);
       return n;
     }
     case 'boolean':
       if (typeof value === 'boolean') return value;
       if (text !== undefined && /^(true|1|yes)$/i.test(text)) return true;
       if (text !== undefined && /^(false|0|no)$/i.test(text)) return false;
-      throw badValue(path, `must be true or false for a boolean field, got ${preview(value)}`);
+      throw invalid(path, `must be true or false for a boolean field, got ${preview(value)}`);
     case 'date':
       if (text === undefined || !isDate(text))
-        throw badValue(path, `must be a date YYYY-MM-DD for a date field, got ${preview(value)}`);
+        throw invalid(path, `must be a date YYYY-MM-DD for a date field, got ${preview(value)}`);
       return text;
     case 'timestamp': {
       const m = text !== undefined ? /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?/.exec(text) : null;
       const t = text !== undefined ? Date.parse(/[zZ]|[+-]\d{2}:?\d{2}$/.test(text) ? text : `${text}Z`) : NaN;
       if (!m || Number.isNaN(t) || !validDate(+m[1], +m[2], +m[3]))
-        throw badValue(path, `must be a date-time YYYY-MM-DDThh:mm:ss for a timestamp field, got ${preview(value)}`);
+        throw invalid(path, `must be a date-time YYYY-MM-DDThh:mm:ss for a timestamp field, got ${preview(value)}`);
       return new Date(t).toISOString().slice(0, 19);
     }
   }

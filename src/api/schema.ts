@@ -8,11 +8,11 @@
  * accept "1", comma lists of status letters, ids as path text), so a small set of
  * schemas that say exactly those rules is shorter than adapting a general library.
  */
-import { ApiError } from '../errors.js';
+import { invalid } from '../errors.js';
 import { stamp } from '../service/clock.js';
 import { isEmail, preview } from '../values.js';
 
-export { isEmail, preview };
+export { invalid, isEmail, preview };
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -27,10 +27,6 @@ export interface Schema<T> {
 
 export type Infer<S> = S extends Schema<infer T> ? T : never;
 
-/** A validation failure: a 400 that names the field and the reason. */
-export function invalid(path: string, reason: string): ApiError {
-  return new ApiError(400, path ? `${path}: ${reason}` : reason, path ? { field: path } : undefined);
-}
 
 // Says what a value is without walking it: an error message must cost nothing
 // whatever the size or depth of the value it names.
@@ -76,7 +72,6 @@ export const string = (opts: { min?: number; max?: number; pattern?: RegExp; hin
     if (opts.pattern && !opts.pattern.test(v)) throw invalid(path, opts.hint ?? `must match ${opts.pattern}`);
     return v;
   });
-
 
 /** An e-mail address, normalized to lower case (the service's member identity). */
 export const email = () =>

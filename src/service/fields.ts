@@ -2,12 +2,10 @@ import { inTransaction } from '../store/db.js';
 import { emitEvent } from './webhooks.js';
 import { stmt } from '../store/statements.js';
 import { TableMemo } from '../store/memo.js';
-import { badRequest, notFound } from '../errors.js';
-import { badValue, coerceValue, FIELD_TYPES, type FieldType } from '../values.js';
+import { badRequest, invalid, notFound } from '../errors.js';
+import { coerceValue, type FieldType } from '../values.js';
 import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
-
-export { FIELD_TYPES, type FieldType };
 
 /** The spec's widget_type-by-field_type table; the first widget is the default. */
 export const WIDGETS_BY_TYPE: Record<FieldType, readonly string[]> = {
@@ -449,7 +447,7 @@ export class FieldCatalog {
 
 /** A required field may be left out of a write, but not emptied by one (README: choices). */
 export const requiredCleared = (field: FieldRecord, path: string) =>
-  badValue(path, `${field.shortcut_name} is a required field; it cannot be emptied`);
+  invalid(path, `${field.shortcut_name} is a required field; it cannot be emptied`);
 
 // Characters FieldCatalog.namedJson looks for.
 const [QUOTE, BACKSLASH, OPEN_BRACE, COMMA, OPEN_BRACKET, CLOSE_BRACKET, COLON, DIGIT_0, DIGIT_9, SPACE] = ['"', '\\', '{', ',', '[', ']', ':', '0', '9', ' '].map((ch) => ch.charCodeAt(0));
