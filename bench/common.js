@@ -37,15 +37,16 @@ export function stopChild(child, children) {
 const GNU_TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
 export const measuresRss = GNU_TIME !== undefined;
 
-/** Runs a command; answers wall ms, stdout and (with GNU time) peak RSS in MB. */
+/** Runs a command; answers wall ms, stdout and (with GNU time) peak RSS in MB and CPU time (user + system) in ms. */
 export function timed(cmd, args, env = {}) {
-  const full = GNU_TIME ? [GNU_TIME, ['-f', 'maxrss=%M', cmd, ...args]] : [cmd, args];
+  const full = GNU_TIME ? [GNU_TIME, ['-f', 'maxrss=%M cpu=%U+%S', cmd, ...args]] : [cmd, args];
   const t = process.hrtime.bigint();
   const r = spawnSync(full[0], full[1], { env: { ...process.env, ...env }, encoding: 'utf8', maxBuffer: 64 << 20 });
   const ms = Number(process.hrtime.bigint() - t) / 1e6;
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr.slice(-2000)}`);
   const m = /maxrss=(\d+)/.exec(r.stderr);
-  return { ms, rssMb: m ? Number(m[1]) / 1024 : undefined, stdout: r.stdout };
+  const c = /cpu=([\d.]+)\+([\d.]+)/.exec(r.stderr);
+  return { ms, rssMb: m ? Number(m[1]) / 1024 : undefined, cpuMs: c ? (Number(c[1]) + Number(c[2])) * 1000 : undefined, stdout: r.stdout };
 }
 
 /**

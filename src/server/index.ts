@@ -25,6 +25,8 @@ export interface ServeRequest {
   /** Take a snapshot of the database as it is at start, for `POST /_sandbox/reset` (after `--seed`). */
   keepStartingState?: boolean;
   strict?: boolean;
+  /** The import writer to use (tests give one with the built thread script); by default the one for `db`. */
+  importWriter?: ImportWriter;
 }
 
 /**
@@ -35,7 +37,12 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
   const db = openDb(req.db);
   const clock = clockFromEnv();
   const init = initialize(db, clock);
-  const importWriter = ImportWriter.for(req.db);
+  const importWriter = req.importWriter ?? ImportWriter.for(req.db);
+  // Started now, not at the first streamed import: a server lives long, and while the
+  // thread starts (70-90 ms) the import's first batches would be written on this
+  // thread, holding every other request about 25 ms each (a local command, with
+  // nothing else to do meanwhile, starts it only when an import is coming).
+  importWriter?.warm();
   // The state POST /_sandbox/reset goes back to: the snapshot it started from, or one
   // taken now of a seeded or new database (a new one is tiny). A large database served
   // as it is gets none: copying it at every start would cost more than most want.

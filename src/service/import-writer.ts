@@ -52,7 +52,8 @@ export class ImportWriter {
    * turning, so a message saying so would be read only after the import.
    */
   private readyFlag?: Int32Array;
-  private get ready(): boolean {
+  /** Whether the thread takes batches now (asking starts nothing). */
+  get ready(): boolean {
     return this.readyFlag !== undefined && Atomics.load(this.readyFlag, 0) === 1;
   }
   private nextBatch = 1;

@@ -10,6 +10,8 @@ import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest
 import { serve } from '../../src/server/index.js';
 import { initializeLocal } from '../../src/api/local.js';
 import { restoreSnapshot, SnapshotError, takeSnapshot } from '../../src/store/snapshot.js';
+import { ImportWriter } from '../../src/service/import-writer.js';
+import { WRITER_SCRIPT } from '../helpers.js';
 
 let dir: string;
 const running: { close(): Promise<void> }[] = [];
@@ -27,8 +29,14 @@ afterEach(async () => {
 
 type Server = Awaited<ReturnType<typeof serve>>;
 
-async function start(opts: { db?: string; resetTo?: string; keepStartingState?: boolean } = {}) {
-  const server = await serve({ db: opts.db ?? join(dir, 'amsg.db'), port: 0, resetTo: opts.resetTo, keepStartingState: opts.keepStartingState });
+async function start(opts: { db?: string; resetTo?: string; keepStartingState?: boolean; importWriter?: ImportWriter } = {}) {
+  const server = await serve({
+    db: opts.db ?? join(dir, 'amsg.db'),
+    port: 0,
+    resetTo: opts.resetTo,
+    keepStartingState: opts.keepStartingState,
+    importWriter: opts.importWriter,
+  });
   running.push(server);
   return server;
 }
@@ -44,6 +52,28 @@ function client(server: Server, key: { public_key: string; private_key: string }
 
 const addMember = (call: ReturnType<typeof client>, email: string) => call('POST', '/1/members/add', { email });
 const count = async (call: ReturnType<typeof client>) => (await call('GET', '/1/members?count=true')).body;
+
+describe('the import writer of amsg serve', () => {
+  test('starts with the server, so a streamed import\'s first batch is written on its thread, not on the serving one', async () => {
+    const file = join(dir, 'amsg.db');
+    const writer = new ImportWriter(file, WRITER_SCRIPT);
+    const server = await start({ db: file, importWriter: writer });
+    // Only looked at (ready starts nothing): before any import, the thread comes up by itself.
+    for (let i = 0; i < 500 && !writer.ready; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(writer.ready).toBe(true);
+    expect(writer.batchesSent).toBe(0);
+
+    const call = client(server, server.created!);
+    const opened = await call('POST', '/1/members/imports', {});
+    expect(opened.status).toBe(200);
+    const id = opened.body.import_id as number;
+    const members = Array.from({ length: 3 }, (_, i) => ({ email: `m${i}@example.com`, first_name: `M${i}` }));
+    expect((await call('POST', `/1/members/imports/${id}/rows`, { members })).body).toMatchObject({ import_id: id, num_members: 3, added: 3 });
+    expect(writer.batchesSent).toBe(1);
+    expect((await call('POST', `/1/members/imports/${id}/finish`, {})).body).toMatchObject({ status: 'o', num_members_added: 3 });
+    expect(await count(call)).toBe(3);
+  });
+});
 
 describe('POST /_sandbox/reset', () => {
   test('restores the state a new database started with; the owner key only; POST only', async () => {
