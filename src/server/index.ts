@@ -1,4 +1,4 @@
-import { openDb } from '../store/db.js';
+import { commitPerTurn, commitTurn, openDb } from '../store/db.js';
 import { clockFromEnv } from '../service/clock.js';
 import { initialize } from '../service/accounts.js';
 import { advanceJobs } from '../service/jobs.js';
@@ -56,6 +56,7 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
   // Ingested events are processed between bursts, so accepting them stays fast.
   preferAccepting(db);
   checkOncePerTurn(db);
+  commitPerTurn(db);
   const running = await startServer({
     db,
     clock,
@@ -94,6 +95,7 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
       await running.close();
       await deliverer.stop();
       await importWriter?.close();
+      commitTurn(db);
       db.close();
       if (ownSnapshotDir) rmSync(ownSnapshotDir, { recursive: true, force: true });
     },

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Db } from '../store/db.js';
+import { afterCommit, commitTurn, type Db } from '../store/db.js';
 import type { Clock } from '../service/clock.js';
 import type { Actor } from '../service/context.js';
 import type { ImportWriter } from '../service/import-writer.js';
@@ -253,7 +253,11 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     pending.then((result) => respond(res, result, request)).catch((err) => fail(res, err));
   };
 
-  const respond = (res: http.ServerResponse, result: ApiResponse, request: ApiRequest) => {
+  /** Answers once the turn's writes are committed (commitPerTurn: at once on other connections); a 500 if they could not be. */
+  const respond = (res: http.ServerResponse, result: ApiResponse, request: ApiRequest) =>
+    afterCommit(opts.db, (failed) => (failed === undefined ? respondNow(res, result, request) : fail(res, failed)));
+
+  const respondNow = (res: http.ServerResponse, result: ApiResponse, request: ApiRequest) => {
     // A misspelled parameter is ignored, as the real service does: the log says so.
     if (result.ignored) log(`${request.method} ${request.path}: ignored unknown parameters ${result.ignored.join(', ')} (amsg serve --strict refuses them)`);
     if (!result.raw) return send(res, result, result.headers);
@@ -347,6 +351,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         status: 409,
         body: { error: 'this server has no starting state to reset to: start it with --seed FILE or --snapshot FILE (or on a new database file)' },
       });
+    // The turn's writes first: the restore takes the write lock from another connection.
+    commitTurn(opts.db);
     opts.sandboxReset().then(() => send(res, { status: 200, body: true }), (err) => fail(res, err));
   };
 

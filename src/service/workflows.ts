@@ -290,9 +290,10 @@ export function valueAt(payload: unknown, path: string): unknown {
  * answers {success: true} once it is committed. `text` is the payload as JSON text
  * (its size is the one the limit applies to).
  *
- * Events that arrive in the same turn of the event loop are committed together (a
- * group commit): a commit cost more than the rest of accepting an event, and every
- * answer still waits for its event to be on disk.
+ * Events that arrive in the same turn of the event loop are written together, in as
+ * few statements as possible, and committed together (a group commit; in amsg serve
+ * with the rest of the turn's writes, commitPerTurn): a commit cost more than the rest
+ * of accepting an event, and every answer still waits for its event to be on disk.
  */
 export function acceptInbound(ctx: Ctx, payload: unknown, text: string): Promise<{ success: true }> {
   if (!isObject(payload)) throw badRequest('body: an event is a JSON object with an email key', { field: 'body' });

@@ -128,21 +128,49 @@ export function migrate(db: Db): void {
   }).immediate();
 }
 
-/** A connection's BEGIN IMMEDIATE, COMMIT and ROLLBACK, prepared once. */
-const transactionStatements = new WeakMap<Db, { begin: Statement; commit: Statement; rollback: Statement }>();
+/** A connection's transaction statements, prepared once. */
+interface TransactionStatements {
+  begin: Statement;
+  commit: Statement;
+  rollback: Statement;
+  savepoint: Statement;
+  release: Statement;
+  rollbackTo: Statement;
+}
+const transactionStatements = new WeakMap<Db, TransactionStatements>();
+
+function transactionStatementsOf(db: Db): TransactionStatements {
+  let tx = transactionStatements.get(db);
+  if (!tx)
+    transactionStatements.set(
+      db,
+      (tx = {
+        begin: db.prepare('BEGIN IMMEDIATE'),
+        commit: db.prepare('COMMIT'),
+        rollback: db.prepare('ROLLBACK'),
+        savepoint: db.prepare('SAVEPOINT request'),
+        release: db.prepare('RELEASE request'),
+        rollbackTo: db.prepare('ROLLBACK TO request'),
+      }),
+    );
+  return tx;
+}
 
 /**
  * Runs fn in one transaction (BEGIN IMMEDIATE, so a concurrent writer waits on the
  * busy timeout instead of failing half way). Nested calls join the outer transaction.
+ * On a connection that commits per turn (commitPerTurn: amsg serve), fn runs in the
+ * turn's transaction instead, in a savepoint of its own.
  * Not better-sqlite3's db.transaction(fn): that builds four wrapper functions and
  * defines five properties on each at every call, 4% of the server's CPU under a load
  * of small bulk adds (bench/RESULTS.md); this is the same begin, commit and rollback.
  */
 export function inTransaction<T>(db: Db, fn: () => T): T {
   beforeWrite(db);
+  const turn = turns.get(db);
+  if (turn && (turn.open || !db.inTransaction)) return inTurn(db, turn, fn);
   if (db.inTransaction) return fn();
-  let tx = transactionStatements.get(db);
-  if (!tx) transactionStatements.set(db, (tx = { begin: db.prepare('BEGIN IMMEDIATE'), commit: db.prepare('COMMIT'), rollback: db.prepare('ROLLBACK') }));
+  const tx = transactionStatementsOf(db);
   tx.begin.run();
   try {
     const result = fn();
@@ -156,6 +184,93 @@ export function inTransaction<T>(db: Db, fn: () => T): T {
   }
 }
 
+/** The write transaction of a turn of the event loop (commitPerTurn), and what waits for its commit. */
+interface Turn {
+  open: boolean;
+  /** inTransaction calls running (nested ones join the outermost's savepoint). */
+  depth: number;
+  /** Run once the turn's writes are committed, or with why they are not. */
+  waiting: ((failed: unknown) => void)[];
+}
+const turns = new WeakMap<Db, Turn>();
+
+/**
+ * `amsg serve`: the write transactions of one turn of the event loop share one commit
+ * (a group commit). Each runs in a savepoint, so a request that fails undoes its own
+ * writes alone; the turn's transaction commits at the turn's end (setImmediate), and
+ * every answer given meanwhile waits for that commit (afterCommit), so no client hears
+ * of a write that is not in the WAL yet, nor of a read of one that could still be
+ * undone. Requests answered in one turn are still applied one after the other, as if
+ * each had arrived just after the one before. A commit writes each page it changed to
+ * the WAL and takes and drops the WAL's locks: per turn instead of per write, the
+ * pages that every write changes (the counts, the ends of the tables and indexes) are
+ * written once for all of them (bench/RESULTS.md).
+ */
+export function commitPerTurn(db: Db): void {
+  turns.set(db, { open: false, depth: 0, waiting: [] });
+}
+
+function inTurn<T>(db: Db, turn: Turn, fn: () => T): T {
+  if (turn.depth > 0) return fn();
+  const tx = transactionStatementsOf(db);
+  if (!turn.open) {
+    tx.begin.run();
+    turn.open = true;
+    setImmediate(commitTurn, db);
+  }
+  tx.savepoint.run();
+  turn.depth++;
+  try {
+    const result = fn();
+    if (result instanceof Promise) throw new TypeError('inTransaction: fn must not be async (the transaction would commit before it ended)');
+    tx.release.run();
+    return result;
+  } catch (err) {
+    if (db.inTransaction) {
+      tx.rollbackTo.run();
+      tx.release.run();
+    } else endTurn(turn, err); // SQLite rolled back the whole transaction: the turn's other writes are gone too
+    throw err;
+  } finally {
+    turn.depth--;
+  }
+}
+
+/**
+ * Commits the turn's writes now, if any are open (commitPerTurn), and runs what waited
+ * for them. At the turn's end, and before anything that must not run inside a
+ * transaction (a dry run, a checkpoint, a sandbox reset, closing).
+ */
+export function commitTurn(db: Db): void {
+  const turn = turns.get(db);
+  if (!turn?.open || turn.depth > 0) return;
+  let failed: unknown;
+  try {
+    transactionStatementsOf(db).commit.run();
+  } catch (err) {
+    failed = err;
+    if (db.inTransaction) transactionStatementsOf(db).rollback.run();
+  }
+  endTurn(turn, failed);
+}
+
+function endTurn(turn: Turn, failed: unknown) {
+  turn.open = false;
+  const waiting = turn.waiting;
+  turn.waiting = [];
+  for (const then of waiting) then(failed);
+}
+
+/**
+ * Runs then once this turn's writes are committed (with undefined), or undone (with
+ * why); at once when none are open. An answer given in a turn that wrote waits here.
+ */
+export function afterCommit(db: Db, then: (failed: unknown) => void): void {
+  const turn = turns.get(db);
+  if (turn?.open) turn.waiting.push(then);
+  else then(undefined);
+}
+
 /**
  * After an erasure (a purge): copies the WAL into the file and truncates it, so the
  * frames written before the purge, which still hold the erased rows (secure_delete
@@ -165,6 +280,11 @@ export function inTransaction<T>(db: Db, fn: () => T): T {
  * transaction only (a checkpoint cannot run inside one).
  */
 export function truncateWalAfterErasure(db: Db): void {
+  // In a turn's transaction (amsg serve), once it is committed.
+  if (turns.get(db)?.open)
+    return afterCommit(db, (failed) => {
+      if (failed === undefined) truncateWalAfterErasure(db);
+    });
   if (db.inTransaction) return;
   const timeout = db.pragma('busy_timeout', { simple: true }) as number;
   db.pragma('busy_timeout = 0');

@@ -1,5 +1,5 @@
 /** The batches of a streamed import: taken in offset order, written here or on the import writer's thread, finished; and the dry run. */
-import { inTransaction, type Db } from '../../store/db.js';
+import { commitTurn, inTransaction, type Db } from '../../store/db.js';
 import { beforeWrite, stmt } from '../../store/statements.js';
 import { ApiError, badRequest } from '../../errors.js';
 import { stamp } from '../clock.js';
@@ -290,6 +290,8 @@ const DRY_RUN = Symbol('dry run');
  * nothing written: the rows are applied to a scratch import and rolled back.
  */
 export function validateRows(ctx: Ctx, rows: RowsInput, opts: ImportOptions): Omit<BatchResult, 'import_id' | 'num_members'> {
+  // Rolled back by a throw: in amsg serve, the turn's writes are committed first.
+  commitTurn(ctx.db);
   beforeWrite(ctx.db);
   if (ctx.db.inTransaction) throw new Error('validateRows must not run inside another transaction');
   let result: Omit<BatchResult, 'import_id' | 'num_members'> | undefined;

@@ -18,7 +18,7 @@
  *   is a couple of short statements.
  */
 import type { Agent, Dispatcher } from 'undici';
-import type { Db } from '../../store/db.js';
+import { commitTurn, type Db } from '../../store/db.js';
 import { beforeWrite, stmt } from '../../store/statements.js';
 import { stamp, type Clock } from '../clock.js';
 import { VERSION } from '../../version.js';
@@ -226,7 +226,10 @@ export class Deliverer {
 
   /** Starts posts for the due heads, up to the concurrency; answers how many started. */
   pump(): number {
-    if (this.stopped || this.db.inTransaction || !this.db.open) return 0;
+    if (this.stopped || !this.db.open) return 0;
+    // Outside a request (an immediate or a timer): a turn's writes can be committed now.
+    commitTurn(this.db);
+    if (this.db.inTransaction) return 0;
     let started = 0;
     for (const head of this.dueHeads()) {
       if (this.inflight.size >= this.concurrency) break;
