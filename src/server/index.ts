@@ -1,4 +1,4 @@
-import { commitPerTurn, commitTurn, openDb } from '../store/db.js';
+import { commitPerTurn, commitTurn, openDb, outsideTurn } from '../store/db.js';
 import { clockFromEnv } from '../service/clock.js';
 import { initialize } from '../service/accounts.js';
 import { advanceJobs } from '../service/jobs.js';
@@ -76,7 +76,9 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
   let immediate: NodeJS.Immediate | undefined;
   const tick = () => {
     immediate = undefined;
-    const more = advanceJobs(db, clock, JOB_SLICE_MS);
+    // Each job batch commits on its own, as before commitPerTurn: held open into the next
+    // turn, a slice's writes made every answer of that turn wait for the slice after it.
+    const more = outsideTurn(db, () => advanceJobs(db, clock, JOB_SLICE_MS));
     // Not unref'd: an unref'd immediate does not keep the poll phase from blocking, so
     // with no request arriving the next slice waited for the next timer (~150 ms).
     if (more) immediate = setImmediate(tick);

@@ -10,8 +10,7 @@
  * as it was and whichever process runs jobs next does it again from the start: an
  * event is processed once, and none is lost.
  */
-import type { Db } from '../store/db.js';
-import { inTransaction } from '../store/db.js';
+import { afterCommit, commitTurn, inTransaction, type Db } from '../store/db.js';
 import { stmt } from '../store/statements.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
 import { isEmail } from '../values.js';
@@ -341,8 +340,14 @@ function commitAccepts(db: Db) {
     for (const a of batch) a.reject(err);
     return;
   }
-  lastAccepted.set(db, Date.now());
-  for (const a of batch) a.resolve({ success: true });
+  afterCommit(db, (failed) => {
+    if (failed !== undefined) return batch.forEach((a) => a.reject(failed));
+    lastAccepted.set(db, Date.now());
+    for (const a of batch) a.resolve({ success: true });
+  });
+  // In amsg serve the events join the turn's writes (commitPerTurn): this runs at the
+  // turn's end already, so they are committed now, not with the next turn's requests.
+  commitTurn(db);
 }
 
 const lastAccepted = new WeakMap<Db, number>();

@@ -168,7 +168,7 @@ function transactionStatementsOf(db: Db): TransactionStatements {
 export function inTransaction<T>(db: Db, fn: () => T): T {
   beforeWrite(db);
   const turn = turns.get(db);
-  if (turn && (turn.open || !db.inTransaction)) return inTurn(db, turn, fn);
+  if (turn && !turn.outside && (turn.open || !db.inTransaction)) return inTurn(db, turn, fn);
   if (db.inTransaction) return fn();
   const tx = transactionStatementsOf(db);
   tx.begin.run();
@@ -187,8 +187,12 @@ export function inTransaction<T>(db: Db, fn: () => T): T {
 /** The write transaction of a turn of the event loop (commitPerTurn), and what waits for its commit. */
 interface Turn {
   open: boolean;
-  /** inTransaction calls running (nested ones join the outermost's savepoint). */
+  /** Whether the write running opened the turn, and so has no savepoint: its failure undoes the turn. */
+  opener: boolean;
+  /** inTransaction calls running (nested ones join the outermost's). */
   depth: number;
+  /** outsideTurn calls running: transactions commit each on their own meanwhile. */
+  outside: number;
   /** Run once the turn's writes are committed, or with why they are not. */
   waiting: ((failed: unknown) => void)[];
 }
@@ -207,32 +211,61 @@ const turns = new WeakMap<Db, Turn>();
  * written once for all of them (bench/RESULTS.md).
  */
 export function commitPerTurn(db: Db): void {
-  turns.set(db, { open: false, depth: 0, waiting: [] });
+  turns.set(db, { open: false, opener: false, depth: 0, outside: 0, waiting: [] });
 }
 
+/**
+ * Runs fn in the turn's transaction: the first write of a turn opens it and runs without
+ * a savepoint (there is nothing else in it to keep), the later ones each in a savepoint.
+ * A savepoint copies every page it changes that was there before it, so a large write
+ * late in a turn costs more than it would alone; the background jobs run outsideTurn.
+ */
 function inTurn<T>(db: Db, turn: Turn, fn: () => T): T {
   if (turn.depth > 0) return fn();
   const tx = transactionStatementsOf(db);
-  if (!turn.open) {
+  turn.opener = !turn.open;
+  if (turn.opener) {
     tx.begin.run();
     turn.open = true;
     setImmediate(commitTurn, db);
-  }
-  tx.savepoint.run();
+  } else tx.savepoint.run();
   turn.depth++;
   try {
     const result = fn();
     if (result instanceof Promise) throw new TypeError('inTransaction: fn must not be async (the transaction would commit before it ended)');
-    tx.release.run();
+    if (!turn.opener) tx.release.run();
     return result;
   } catch (err) {
-    if (db.inTransaction) {
+    if (db.inTransaction && !turn.opener) {
       tx.rollbackTo.run();
       tx.release.run();
-    } else endTurn(turn, err); // SQLite rolled back the whole transaction: the turn's other writes are gone too
+    } else {
+      // The turn held this write alone, or SQLite rolled the whole transaction back.
+      if (db.inTransaction) tx.rollback.run();
+      endTurn(turn, err);
+    }
     throw err;
   } finally {
     turn.depth--;
+    turn.opener = false;
+  }
+}
+
+/**
+ * Runs fn with each of its transactions committed on its own, as on a connection that
+ * does not commit per turn, after committing the turn's writes. For the background
+ * jobs: their batches are large (a savepoint in a shared turn would copy each page they
+ * change), and a failed batch of one job must leave the jobs before it written.
+ */
+export function outsideTurn<T>(db: Db, fn: () => T): T {
+  const turn = turns.get(db);
+  if (!turn) return fn();
+  commitTurn(db);
+  turn.outside++;
+  try {
+    return fn();
+  } finally {
+    turn.outside--;
   }
 }
 

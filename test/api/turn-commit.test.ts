@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { afterCommit, commitPerTurn, commitTurn, inTransaction, openDb, truncateWalAfterErasure, type Db } from '../../src/store/db.js';
+import { afterCommit, commitPerTurn, commitTurn, inTransaction, openDb, outsideTurn, truncateWalAfterErasure, type Db } from '../../src/store/db.js';
 import { checkOncePerTurn, readInTurn } from '../../src/store/memo.js';
 import { stmt } from '../../src/store/statements.js';
 
@@ -70,6 +70,47 @@ describe('the writes of one turn share one commit', () => {
     inTransaction(served, insert(4));
     await nextTurn();
     expect(rows(other)).toEqual([1, 4]);
+  });
+
+  it('the first write of a turn, which opened it, undoes the turn when it fails (it holds nothing else); the next write opens another', async () => {
+    const failures: unknown[] = [];
+    expect(() =>
+      inTransaction(served, () => {
+        insert(1)();
+        afterCommit(served, (failed) => failures.push(failed));
+        throw new Error('refused');
+      }),
+    ).toThrow('refused');
+    expect(served.inTransaction).toBe(false);
+    expect(failures).toEqual([new Error('refused')]);
+    inTransaction(served, insert(2));
+    expect(served.inTransaction).toBe(true);
+    await nextTurn();
+    expect(rows(other)).toEqual([2]);
+  });
+
+  it('outsideTurn (the background jobs) commits the turn first, then each of its transactions on its own', async () => {
+    inTransaction(served, insert(1));
+    outsideTurn(served, () => {
+      expect(rows(other)).toEqual([1]);
+      inTransaction(served, insert(2));
+      expect(served.inTransaction).toBe(false);
+      expect(rows(other)).toEqual([1, 2]);
+      expect(() =>
+        inTransaction(served, () => {
+          insert(3)();
+          throw new Error('a failed batch');
+        }),
+      ).toThrow('a failed batch');
+      inTransaction(served, insert(4));
+    });
+    expect(served.inTransaction).toBe(false);
+    expect(rows(other)).toEqual([1, 2, 4]);
+    // After it, writes share the turn again.
+    inTransaction(served, insert(5));
+    expect(rows(other)).toEqual([1, 2, 4]);
+    await nextTurn();
+    expect(rows(other)).toEqual([1, 2, 4, 5]);
   });
 
   it('a nested call joins the outer write: a throw in the outer one undoes both', async () => {
