@@ -27,7 +27,6 @@ export interface Schema<T> {
 
 export type Infer<S> = S extends Schema<infer T> ? T : never;
 
-
 // Says what a value is without walking it: an error message must cost nothing
 // whatever the size or depth of the value it names.
 const describe = (v: unknown): string => {

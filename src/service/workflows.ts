@@ -341,9 +341,11 @@ function commitAccepts(db: Db) {
     return;
   }
   afterCommit(db, (failed) => {
-    if (failed !== undefined) return batch.forEach((a) => a.reject(failed));
-    lastAccepted.set(db, Date.now());
-    for (const a of batch) a.resolve({ success: true });
+    if (failed === undefined) lastAccepted.set(db, Date.now());
+    for (const a of batch) {
+      if (failed === undefined) a.resolve({ success: true });
+      else a.reject(failed);
+    }
   });
   // In amsg serve the events join the turn's writes (commitPerTurn): this runs at the
   // turn's end already, so they are committed now, not with the next turn's requests.

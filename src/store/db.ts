@@ -160,7 +160,7 @@ function transactionStatementsOf(db: Db): TransactionStatements {
  * Runs fn in one transaction (BEGIN IMMEDIATE, so a concurrent writer waits on the
  * busy timeout instead of failing half way). Nested calls join the outer transaction.
  * On a connection that commits per turn (commitPerTurn: amsg serve), fn runs in the
- * turn's transaction instead, in a savepoint of its own.
+ * turn's transaction instead (inTurn: in a savepoint of its own unless it opened the turn).
  * Not better-sqlite3's db.transaction(fn): that builds four wrapper functions and
  * defines five properties on each at every call, 4% of the server's CPU under a load
  * of small bulk adds (bench/RESULTS.md); this is the same begin, commit and rollback.
@@ -174,7 +174,7 @@ export function inTransaction<T>(db: Db, fn: () => T): T {
   tx.begin.run();
   try {
     const result = fn();
-    if (result instanceof Promise) throw new TypeError('inTransaction: fn must not be async (the transaction would commit before it ended)');
+    refuseAsync(result);
     tx.commit.run();
     return result;
   } catch (err) {
@@ -182,6 +182,11 @@ export function inTransaction<T>(db: Db, fn: () => T): T {
     if (db.inTransaction) tx.rollback.run();
     throw err;
   }
+}
+
+/** fn of inTransaction must be synchronous: its transaction would commit before its awaits. */
+function refuseAsync(result: unknown) {
+  if (result instanceof Promise) throw new TypeError('inTransaction: fn must not be async (the transaction would commit before it ended)');
 }
 
 /** The write transaction of a turn of the event loop (commitPerTurn), and what waits for its commit. */
@@ -232,7 +237,7 @@ function inTurn<T>(db: Db, turn: Turn, fn: () => T): T {
   turn.depth++;
   try {
     const result = fn();
-    if (result instanceof Promise) throw new TypeError('inTransaction: fn must not be async (the transaction would commit before it ended)');
+    refuseAsync(result);
     if (!turn.opener) tx.release.run();
     return result;
   } catch (err) {
