@@ -1,12 +1,15 @@
 /**
- * A page of members is written as JSON text without building each member as objects
- * (encode.memberJson, FieldCatalog.namedJson). It must write exactly what the object
- * path writes for the same members, key for key, in the same order and encoding: the
- * member read one at a time (GET /members/{id}, encode.member) is the reference.
+ * A member is written as JSON text without building it as objects (encode.memberJson,
+ * FieldCatalog.namedJson): a page of members, and one member read by id or by e-mail.
+ * It must write exactly what the object path writes for the same member, key for key,
+ * in the same order and encoding: the service's record through encode.member and
+ * JSON.stringify is the reference.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { jsonText, RawJson } from '../../src/api/json-text.js';
+import { member as memberObject } from '../../src/api/encode.js';
 import { FieldCatalog } from '../../src/service/fields.js';
+import { getMember } from '../../src/service/members.js';
 import { makeService, type TestService } from '../helpers.js';
 import { addMember, createField, ok, setStatus } from './util.js';
 
@@ -17,16 +20,30 @@ async function wire(s: TestService, path: string, query: Record<string, string> 
   return jsonText(res.body);
 }
 
-/** What the page must be: each member as GET /members/{id} writes it (fields emptied for exclude_fields). */
+/** A member as the object path writes it (archived ones too). */
+function objectJson(s: TestService, id: number, emptyFields = false): string {
+  const m = memberObject(getMember({ db: s.db, clock: s.clock, actor: s.actor, accountId: 1 }, id, true));
+  return JSON.stringify(emptyFields ? { ...m, fields: {} } : m);
+}
+
+/**
+ * What the page must be: each member as the object path writes it (fields emptied for
+ * exclude_fields). On the way, each member's GET by id and by e-mail must write the
+ * same text, as JSON text (not objects).
+ */
 async function expectedPage(s: TestService, ids: number[], emptyFields = false): Promise<string> {
   const items: string[] = [];
   for (const id of ids) {
-    // deleted=true: an archived member too.
-    const res = await s.router.handle({ method: 'GET', path: `/1/members/${id}`, query: { deleted: 'true' }, actor: s.actor });
-    expect(res.status).toBe(200);
-    expect(res.body).not.toBeInstanceOf(RawJson);
-    const member = res.body as Record<string, unknown>;
-    items.push(JSON.stringify(emptyFields ? { ...member, fields: {} } : member));
+    const expected = objectJson(s, id, emptyFields);
+    if (!emptyFields) {
+      const res = await s.router.handle({ method: 'GET', path: `/1/members/${id}`, query: { deleted: 'true' }, actor: s.actor });
+      expect(res.status).toBe(200);
+      expect(res.body).toBeInstanceOf(RawJson);
+      expect(jsonText(res.body)).toBe(expected);
+      const email = (JSON.parse(expected) as { email: string }).email;
+      expect(await wire(s, `/1/members/email/${encodeURIComponent(email)}`, { deleted: 'true' })).toBe(expected);
+    }
+    items.push(expected);
   }
   return `[${items.join(',')}]`;
 }

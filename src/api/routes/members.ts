@@ -64,7 +64,10 @@ export const memberRoutes = [
     query: deletedQuery,
     snapshot: false,
     returns: 'member',
-    handler: ({ ctx, params, query }) => enc.member(members.getMember(ctx, params.member_id, query.deleted)),
+    handler: ({ ctx, params, query }) => {
+      const m = members.getWireMember(ctx, params.member_id, query.deleted);
+      return enc.memberJson(m.record, m.fieldsJson);
+    },
   }),
   route({
     op: 'members.getByEmail',
@@ -75,7 +78,10 @@ export const memberRoutes = [
     params: emailParam,
     query: deletedQuery,
     returns: 'member',
-    handler: ({ ctx, params, query }) => enc.member(members.getMemberByEmail(ctx, params.email, query.deleted)),
+    handler: ({ ctx, params, query }) => {
+      const m = members.getWireMemberByEmail(ctx, params.email, query.deleted);
+      return enc.memberJson(m.record, m.fieldsJson);
+    },
   }),
   route({
     op: 'members.optoutHistory',
