@@ -143,6 +143,12 @@ if (anchorCpu.length && firstCpu.length)
       `(${(median(firstCpu) / median(anchorCpu)).toFixed(2)}×; wall ${(local / anchorMs).toFixed(2)}×). Not a goal: ` +
       'the import runs on both cores, so on an idle machine its wall time can come down to about half its CPU time.',
   );
+// Each run's pair, measured back to back: on a shared host the anchor itself moves by a
+// quarter between runs, and the pairs show whether a miss is the import's or the host's.
+if (anchor.length === first.length)
+  console.log(
+    `\nper run, sqlite3 .import / amsg: ${first.map((ms, i) => `${fmt(anchor[i])} / ${fmt(ms)} (${(ms / anchor[i]).toFixed(2)}×)`).join(', ')}`,
+  );
 if (rss.length)
   console.log(
     `\npeak RSS of the local import: ${median(rss).toFixed(0)} MB at ${ROWS.toLocaleString('en-US')} rows` +
