@@ -2,7 +2,7 @@
 import type { FieldRecord } from '../service/fields.js';
 import type { RelationshipRecord } from '../service/field-relationships.js';
 import type { GroupRecord } from '../service/groups.js';
-import type { MemberRecord, MemberStatus } from '../service/members.js';
+import type { MemberRecord, MemberStatus, WireMember } from '../service/members.js';
 import type { ImportRecord } from '../service/imports/index.js';
 import type { SubscriptionRecord } from '../service/subscriptions.js';
 import type { SearchRecord } from '../service/searches.js';
@@ -43,11 +43,12 @@ const memberSms = (sms: MemberRecord['sms']) =>
 const STATUS_JSON = Object.fromEntries(Object.entries(STATUS_NAMES).map(([id, name]) => [id, JSON.stringify(name)])) as Record<MemberStatus, string>;
 
 /**
- * member() as JSON text, its fields given as JSON text already (a page of members:
- * members.listMemberPage). Writes exactly what JSON.stringify(member(m)) writes with
- * those fields, key for key in the same order (test/api/member-json.test.ts).
+ * member() as JSON text, its fields given as JSON text already (a page of members, one
+ * member: members.listMemberPage, getWireMember). Writes exactly what
+ * JSON.stringify(member(m)) writes with those fields, key for key in the same order
+ * (test/api/member-json.test.ts).
  */
-export function memberJson(m: MemberRecord, fieldsJson: string): RawJson {
+export function memberJson({ record: m, fieldsJson }: WireMember): RawJson {
   const q = JSON.stringify;
   return new RawJson(
     `{"member_id":${m.member_id},"account_id":${m.account_id},"email":${q(m.email)},"status":${STATUS_JSON[m.member_status_id]},` +

@@ -218,7 +218,7 @@ export function listMemberPage(ctx: Ctx, q: MemberListQuery): WireMember[] {
   return rows.map((r) => wireMember(memberRowOf(r), catalog));
 }
 
-/** A member with its field values as wire JSON text (listMemberPage); no catalog: without its fields. */
+/** A member with its field values as wire JSON text (a page, one member's GET); no catalog: without its fields. */
 function wireMember(row: MemberRow, catalog: FieldCatalog | null): WireMember {
   return { record: toMember(row, null), fieldsJson: catalog ? catalog.namedJson(row.field_values) : '{}' };
 }
@@ -341,7 +341,7 @@ export function getMember(ctx: Ctx, memberId: number, includeDeleted = false): M
 /**
  * GET /members/{id}: the member with its values as wire JSON text, as a page has them,
  * so the answer is written without building its fields as an object and writing them
- * again (about a tenth of a served member GET's time).
+ * again (3.7% of a served member GET's instructions, bench/RESULTS.md).
  */
 export function getWireMember(ctx: Ctx, memberId: number, includeDeleted = false): WireMember {
   return wireMember(memberById(ctx, memberId, includeDeleted), FieldCatalog.of(ctx));

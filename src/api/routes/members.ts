@@ -41,7 +41,7 @@ export const memberRoutes = [
     }),
     returns: 'array of member, or an integer with count=true',
     handler: ({ ctx, query }) =>
-      query.count ? members.countMembers(ctx, query) : members.listMemberPage(ctx, query).map((m) => enc.memberJson(m.record, m.fieldsJson)),
+      query.count ? members.countMembers(ctx, query) : members.listMemberPage(ctx, query).map(enc.memberJson),
   }),
   route({
     op: 'members.counts',
@@ -64,10 +64,7 @@ export const memberRoutes = [
     query: deletedQuery,
     snapshot: false,
     returns: 'member',
-    handler: ({ ctx, params, query }) => {
-      const m = members.getWireMember(ctx, params.member_id, query.deleted);
-      return enc.memberJson(m.record, m.fieldsJson);
-    },
+    handler: ({ ctx, params, query }) => enc.memberJson(members.getWireMember(ctx, params.member_id, query.deleted)),
   }),
   route({
     op: 'members.getByEmail',
@@ -78,10 +75,7 @@ export const memberRoutes = [
     params: emailParam,
     query: deletedQuery,
     returns: 'member',
-    handler: ({ ctx, params, query }) => {
-      const m = members.getWireMemberByEmail(ctx, params.email, query.deleted);
-      return enc.memberJson(m.record, m.fieldsJson);
-    },
+    handler: ({ ctx, params, query }) => enc.memberJson(members.getWireMemberByEmail(ctx, params.email, query.deleted)),
   }),
   route({
     op: 'members.optoutHistory',
