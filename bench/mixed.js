@@ -8,7 +8,8 @@
 // The mixed requests, in turn on every connection: one member by id, a page of 50
 // members, an add of a new member, an update of one, a member added to a group, and a
 // small bulk import (POST /members with 10 members, a job the server runs in the
-// background), over an audience of BENCH_MIXED_MEMBERS (20,000) members.
+// background), over an audience of BENCH_MIXED_MEMBERS (20,000) members. When the
+// ratio fails, each kind is then loaded alone and its server CPU per request printed.
 //
 //   node bench/mixed.js             (after `npm run build`)
 //   AMSG_BENCH_BIN=/tmp/x/bin/amsg.js node bench/mixed.js   (a private build)
@@ -22,6 +23,8 @@ const MEMBERS = int('BENCH_MIXED_MEMBERS', 20_000);
 const CONNECTIONS = int('BENCH_MIXED_CONNECTIONS', 16);
 const SECONDS = int('BENCH_MIXED_SECONDS', 5);
 const ROUNDS = int('BENCH_MIXED_ROUNDS', 3);
+/** Each kind's load when the ratio fails. */
+const KIND_SECONDS = 2;
 
 const { dir: TMP, db: DB, env: ENV, children, amsg } = await benchWorkspace({ name: 'mixed', bin: BIN, node: NODE, fail, timeoutMs: 300_000 });
 
@@ -54,9 +57,9 @@ const headers = {
 // ---------------------------------------------------------------- the loads
 
 /** Runs autocannon; answers requests/s and the p50/p99 latency in ms; any error or non-2xx fails the bench. */
-async function load(requests) {
+async function load(requests, seconds = SECONDS) {
   const cpu0 = cpuMsOf(server.child.pid);
-  const r = await autocannon({ url: server.url, headers, connections: CONNECTIONS, duration: SECONDS, timeout: 30, requests });
+  const r = await autocannon({ url: server.url, headers, connections: CONNECTIONS, duration: seconds, timeout: 30, requests });
   if (r.errors || r.timeouts || r.non2xx)
     fail(`${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx answers (by status: ${JSON.stringify(r.statusCodeStats)})`);
   const cpu1 = cpuMsOf(server.child.pid);
@@ -68,18 +71,21 @@ const memberAt = (i) => 1 + (i % MEMBERS);
 let n = 0;
 const next = () => n++;
 const getOnly = [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/1/members/${memberAt(next() * 7919)}` }) }];
+// Named, so a failing ratio can be broken down by kind (at the end).
 const mixed = [
-  { method: 'GET', setupRequest: (req) => ({ ...req, path: `/1/members/${memberAt(next() * 7919)}` }) },
+  { name: 'member by id', method: 'GET', setupRequest: (req) => ({ ...req, path: `/1/members/${memberAt(next() * 7919)}` }) },
   {
+    name: 'page of 50 members',
     method: 'GET',
     setupRequest: (req) => {
       const start = (next() * 104729) % (MEMBERS - 50);
       return { ...req, path: `/1/members?start=${start}&end=${start + 50}` };
     },
   },
-  { method: 'POST', setupRequest: (req) => ({ ...req, path: '/1/members/add', body: JSON.stringify({ email: `mixed${next()}@example.com`, fields: { city: 'Oslo' } }) }) },
-  { method: 'PUT', setupRequest: (req) => ({ ...req, path: `/1/members/${memberAt(next() * 31)}`, body: JSON.stringify({ fields: { score: n % 100 } }) }) },
+  { name: 'add a member', method: 'POST', setupRequest: (req) => ({ ...req, path: '/1/members/add', body: JSON.stringify({ email: `mixed${next()}@example.com`, fields: { city: 'Oslo' } }) }) },
+  { name: 'update a member', method: 'PUT', setupRequest: (req) => ({ ...req, path: `/1/members/${memberAt(next() * 31)}`, body: JSON.stringify({ fields: { score: n % 100 } }) }) },
   {
+    name: 'a member into a group',
     method: 'PUT',
     setupRequest: (req) => ({
       ...req,
@@ -88,6 +94,7 @@ const mixed = [
     }),
   },
   {
+    name: 'bulk add of 10 (a job)',
     method: 'POST',
     setupRequest: (req) => {
       const base = next();
@@ -107,9 +114,14 @@ for (let round = 0; round < ROUNDS; round++) {
   for (const which of round % 2 === 0 ? ['gets', 'mix'] : ['mix', 'gets']) r[which] = await load(which === 'gets' ? getOnly : mixed);
   rounds.push(r);
 }
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+// A failing ratio, broken down: each kind alone for a short load, its server CPU per
+// request next to a GET's, so the output says which requests cost the most.
+const kinds = [];
+if (median(rounds.map((r) => r.mix.rps / r.gets.rps)) < 0.25)
+  for (const kind of mixed) kinds.push({ name: kind.name, ...(await load([kind], KIND_SECONDS)) });
 await stopChild(server.child, children);
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const ratio = median(rounds.map((r) => r.mix.rps / r.gets.rps));
 const gets = { rps: median(rounds.map((r) => r.gets.rps)) };
 const mix = { rps: median(rounds.map((r) => r.mix.rps)), p50: median(rounds.map((r) => r.mix.p50)), p99: median(rounds.map((r) => r.mix.p99)) };
@@ -129,3 +141,11 @@ console.log(
 console.log(`| mixed p99 latency | p50: ${mix.p50} ms | ${mix.p99} ms | ${tail.toFixed(1)}× | ≤ 10× | ${tail <= 10 ? 'pass' : 'FAIL'} |`);
 if (Number.isFinite(cpuGets) && Number.isFinite(cpuMix))
   console.log(`\nserver CPU per request: GET-only ${cpuGets.toFixed(0)} µs, mixed ${cpuMix.toFixed(0)} µs (CPU ratio ${(cpuGets / cpuMix).toFixed(2)}×)`);
+if (kinds.length) {
+  console.log(`\nthe ratio failed; each kind of the mix alone (${KIND_SECONDS} s each), its server CPU per request, also in GETs (a mix at 0.25× averages 4 GETs):`);
+  for (const k of kinds)
+    console.log(
+      `  ${k.name.padEnd(24)} ${Math.round(k.rps).toLocaleString('en').padStart(7)} req/s  ` +
+        (k.cpuUs === undefined ? '(no CPU figure)' : `${k.cpuUs.toFixed(0).padStart(4)} µs  ${(k.cpuUs / cpuGets).toFixed(1).padStart(5)} GETs`),
+    );
+}
