@@ -184,6 +184,30 @@ export function inTransaction<T>(db: Db, fn: () => T): T {
   }
 }
 
+/**
+ * Runs fn in a savepoint of the open transaction: when fn throws, its own writes are
+ * undone and the transaction's earlier ones stay. A savepoint copies each page it
+ * changes that was there before it (SQLite's sub-journal), so it is for small writes.
+ */
+export function inSavepoint<T>(db: Db, fn: () => T): T {
+  if (!db.inTransaction) throw new TypeError('inSavepoint: no transaction is open');
+  const tx = transactionStatementsOf(db);
+  tx.savepoint.run();
+  try {
+    const result = fn();
+    refuseAsync(result);
+    tx.release.run();
+    return result;
+  } catch (err) {
+    // SQLite may have rolled the whole transaction back already (some errors do).
+    if (db.inTransaction) {
+      tx.rollbackTo.run();
+      tx.release.run();
+    }
+    throw err;
+  }
+}
+
 /** fn of inTransaction must be synchronous: its transaction would commit before its awaits. */
 function refuseAsync(result: unknown) {
   if (result instanceof Promise) throw new TypeError('inTransaction: fn must not be async (the transaction would commit before it ended)');
@@ -192,8 +216,6 @@ function refuseAsync(result: unknown) {
 /** The write transaction of a turn of the event loop (commitPerTurn), and what waits for its commit. */
 interface Turn {
   open: boolean;
-  /** Whether the write running opened the turn, and so has no savepoint: its failure undoes the turn. */
-  opener: boolean;
   /** inTransaction calls running (nested ones join the outermost's). */
   depth: number;
   /** outsideTurn calls running: transactions commit each on their own meanwhile. */
@@ -216,7 +238,7 @@ const turns = new WeakMap<Db, Turn>();
  * written once for all of them (bench/RESULTS.md).
  */
 export function commitPerTurn(db: Db): void {
-  turns.set(db, { open: false, opener: false, depth: 0, outside: 0, waiting: [] });
+  turns.set(db, { open: false, depth: 0, outside: 0, waiting: [] });
 }
 
 /**
@@ -227,32 +249,27 @@ export function commitPerTurn(db: Db): void {
  */
 function inTurn<T>(db: Db, turn: Turn, fn: () => T): T {
   if (turn.depth > 0) return fn();
-  const tx = transactionStatementsOf(db);
-  turn.opener = !turn.open;
-  if (turn.opener) {
-    tx.begin.run();
+  const opener = !turn.open;
+  if (opener) {
+    transactionStatementsOf(db).begin.run();
     turn.open = true;
     setImmediate(commitTurn, db);
-  } else tx.savepoint.run();
+  }
   turn.depth++;
   try {
+    if (!opener) return inSavepoint(db, fn);
     const result = fn();
     refuseAsync(result);
-    if (!turn.opener) tx.release.run();
     return result;
   } catch (err) {
-    if (db.inTransaction && !turn.opener) {
-      tx.rollbackTo.run();
-      tx.release.run();
-    } else {
-      // The turn held this write alone, or SQLite rolled the whole transaction back.
-      if (db.inTransaction) tx.rollback.run();
+    // The turn held this write alone, or SQLite rolled the whole transaction back.
+    if (opener || !db.inTransaction) {
+      if (db.inTransaction) transactionStatementsOf(db).rollback.run();
       endTurn(turn, err);
     }
     throw err;
   } finally {
     turn.depth--;
-    turn.opener = false;
   }
 }
 

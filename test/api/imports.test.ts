@@ -373,6 +373,25 @@ describe('POST /{account_id}/members (a job)', () => {
     expect(countRows(s, 'import_rows')).toBe(0);
     expect(await getImport(fine)).toMatchObject({ status: 'o', num_members_added: 1 });
   });
+
+  it('when the first job of a look fails, it ends in e alone and the jobs after it are applied', async () => {
+    const [g] = await createGroups(s, 'Gone');
+    // The first job runs without a savepoint: its failure undoes the look's transaction,
+    // which then held nothing else, and the runner goes on with the others.
+    const doomed = await stage([{ email: 'a@x.org' }, { email: 'c@x.org' }], { group_ids: [g] });
+    const next = await stage([{ email: 'b@x.org' }]);
+    const last = await stage([{ email: 'd@x.org' }, { email: 'e@x.org' }]);
+    await ok(s, 'DELETE', `/1/groups/${g}`);
+    runJobs();
+    const failed = await getImport(doomed);
+    expect(failed).toMatchObject({ status: 'e', num_members: 0, num_members_added: 0 });
+    expect(failed.error_message).toContain(`group ${g} not found`);
+    expect(countRows(s, 'members', "email IN ('a@x.org', 'c@x.org')")).toBe(0);
+    expect(await getImport(next)).toMatchObject({ status: 'o', num_members_added: 1 });
+    expect(await getImport(last)).toMatchObject({ status: 'o', num_members_added: 2 });
+    expect(countRows(s, 'members')).toBe(3);
+    expect(countRows(s, 'import_rows')).toBe(0);
+  });
 });
 
 // ------------------------------------------------------------------ rows the service refuses

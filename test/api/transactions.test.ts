@@ -1,9 +1,9 @@
-/** inTransaction (src/store/db.ts): one write transaction, all or nothing, nested calls joining it. */
+/** inTransaction and inSavepoint (src/store/db.ts): one write transaction, all or nothing, nested calls joining it; a savepoint undoing its own writes only. */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { inTransaction, openDb, type Db } from '../../src/store/db.js';
+import { inSavepoint, inTransaction, openDb, type Db } from '../../src/store/db.js';
 
 describe('inTransaction', () => {
   let dir: string;
@@ -89,5 +89,27 @@ describe('inTransaction', () => {
     inTransaction(db, () => db.prepare("INSERT INTO t VALUES ('b')").run());
     inTransaction(db, () => db.prepare("INSERT INTO t VALUES ('c')").run());
     expect(names(other)).toEqual(['b', 'c']);
+  });
+
+  it('inSavepoint: a throw undoes its own writes only; the transaction goes on and commits the rest', () => {
+    const boom = new Error('boom');
+    inTransaction(db, () => {
+      db.prepare("INSERT INTO t VALUES ('before')").run();
+      expect(() =>
+        inSavepoint(db, () => {
+          db.prepare("INSERT INTO t VALUES ('undone')").run();
+          throw boom;
+        }),
+      ).toThrow(boom);
+      expect(db.inTransaction).toBe(true);
+      expect(inSavepoint(db, () => db.prepare("INSERT INTO t VALUES ('kept')").run().changes)).toBe(1);
+    });
+    expect(names(other)).toEqual(['before', 'kept']);
+  });
+
+  it('inSavepoint outside a transaction is refused: it would open one of its own', () => {
+    expect(() => inSavepoint(db, () => db.prepare("INSERT INTO t VALUES ('a')").run())).toThrow(/no transaction is open/);
+    expect(db.inTransaction).toBe(false);
+    expect(names(other)).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 /** The job of a staged import (POST /members), advanced by the one job runner. */
-import { inTransaction, type Db } from '../../store/db.js';
+import { inSavepoint, inTransaction, type Db } from '../../store/db.js';
 import { stmt } from '../../store/statements.js';
 import { stamp, type Clock } from '../clock.js';
 import type { Ctx } from '../context.js';
@@ -14,9 +14,13 @@ import { beginWrite, saveCounters, writeRows } from './write.js';
 const JOB_BATCH = 2_000;
 
 /**
- * Advances queued and running POST /members jobs for up to budgetMs, one batch per
- * transaction. Answers whether work is left. Called by `amsg serve` in the
- * background and by the local transport after each request.
+ * Advances queued and running POST /members jobs for up to budgetMs. Answers whether
+ * work is left. Called by `amsg serve` in the background and by the local transport
+ * after each request.
+ *
+ * The jobs one look finds share one transaction (applyLook): a burst of small bulk
+ * adds is many jobs of one batch each, and a commit of its own was a fifth of each
+ * one's cost (bench/RESULTS.md).
  */
 export function advanceImports(db: Db, clock: Clock, budgetMs: number): boolean {
   const deadline = Date.now() + budgetMs;
@@ -29,24 +33,63 @@ export function advanceImports(db: Db, clock: Clock, budgetMs: number): boolean 
       `SELECT * FROM member_imports WHERE mode = 'job' AND status IN ('q','p') AND account_id NOT IN (${RETIRED_ACCOUNTS}) ORDER BY import_id LIMIT ${JOBS_AT_ONCE}`,
     ).all() as ImportRow[];
     if (!jobs.length) return false;
-    for (const job of jobs) {
-      if (Date.now() >= deadline) return true;
-      let finished: boolean;
+    if (Date.now() >= deadline) return true;
+    let firstFailed: unknown;
+    let look: 'more' | 'next';
+    try {
+      look = inTransaction(db, () =>
+        applyLook(db, clock, jobs, deadline, (err) => {
+          firstFailed = err;
+        }),
+      );
+    } catch (err) {
+      // Another process holds the database longer than the busy timeout: try later.
+      if (isBusy(err)) return true;
+      if (err !== firstFailed) throw err;
+      // The first job of the look failed, and its transaction held nothing else.
+      failJob(db, clock, jobs[0], (err as Error).message);
+      continue;
+    }
+    if (look === 'more') return true;
+  }
+}
+
+/**
+ * Applies the next batch of each job of one look, in order, in the transaction open.
+ * The first job runs as it is: when it fails, the transaction (which holds nothing
+ * else) is undone and onFirstFailed said so. Each later job runs in a savepoint, so
+ * one that fails undoes only its own writes and ends in e here, the jobs before it
+ * staying applied. A job with batches left ends the look: it goes on before any later
+ * job starts. Answers 'more' at the deadline, else 'next' (look again).
+ */
+function applyLook(db: Db, clock: Clock, jobs: ImportRow[], deadline: number, onFirstFailed: (err: unknown) => void): 'more' | 'next' {
+  for (const [i, job] of jobs.entries()) {
+    let finished: boolean;
+    if (i === 0)
       try {
         finished = advanceJob(db, clock, job);
       } catch (err) {
-        // Another process holds the database longer than the busy timeout: try later.
-        if ((err as { code?: string }).code === 'SQLITE_BUSY') return true;
+        onFirstFailed(err);
+        throw err;
+      }
+    else {
+      if (Date.now() >= deadline) return 'more';
+      try {
+        finished = inSavepoint(db, () => advanceJob(db, clock, job));
+      } catch (err) {
+        if (isBusy(err)) throw err;
         // A batch that cannot be applied (a group deleted since) would fail on every
         // attempt and hold up every job after it: the job ends in e, saying why.
         failJob(db, clock, job, (err as Error).message);
         finished = true;
       }
-      // Jobs apply in order: one with rows left goes on before any later one starts.
-      if (!finished) break;
     }
+    if (!finished) return 'next';
   }
+  return 'next';
 }
+
+const isBusy = (err: unknown) => (err as { code?: string }).code === 'SQLITE_BUSY';
 
 /** How many waiting jobs one look finds. */
 const JOBS_AT_ONCE = 16;
