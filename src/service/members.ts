@@ -283,6 +283,16 @@ function rowByEmail(ctx: Ctx, email: string): MemberRow | undefined {
     | undefined;
 }
 
+/** The SMS columns of a member, read as one value by the hot reads (memberColumns). */
+const SMS_COLUMNS = [
+  'sms_phone_number',
+  'sms_region_code',
+  'sms_transactional_status',
+  'sms_transactional_status_updated_at',
+  'sms_promotional_status',
+  'sms_promotional_status_updated_at',
+] as const;
+
 /**
  * A MemberRow's columns in a fixed order, for the hot reads (a member by id, a page of
  * members): read as arrays (`raw`), rows cost about half what the same rows as objects
@@ -301,14 +311,6 @@ const memberColumns = (table = '') => {
     `CASE WHEN ${c('sms_phone_number')} IS NULL THEN NULL ELSE json_array(${sms}) END`,
   ].join(', ');
 };
-const SMS_COLUMNS = [
-  'sms_phone_number',
-  'sms_region_code',
-  'sms_transactional_status',
-  'sms_transactional_status_updated_at',
-  'sms_promotional_status',
-  'sms_promotional_status_updated_at',
-] as const;
 /** Where deleted_at is in a row of memberColumns(). */
 const DELETED_AT = 7;
 const MEMBER_BY_ID = `SELECT ${memberColumns()} FROM members WHERE account_id = ? AND member_id = ?`;
