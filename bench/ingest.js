@@ -102,7 +102,7 @@ async function load(url, opts, onAllAnswered) {
   let lastAnswerAt;
   run.on('response', () => {
     lastAnswerAt = performance.now();
-    if (++answers === opts.amount) onAllAnswered?.(lastAnswerAt);
+    if (++answers === opts.amount) onAllAnswered?.();
   });
   const r = await run;
   if (r.errors || r.timeouts || r.non2xx)

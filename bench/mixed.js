@@ -115,14 +115,13 @@ for (let round = 0; round < ROUNDS; round++) {
   rounds.push(r);
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const ratio = median(rounds.map((r) => r.mix.rps / r.gets.rps));
 // A failing ratio, broken down: each kind alone for a short load, its server CPU per
 // request next to a GET's, so the output says which requests cost the most.
 const kinds = [];
-if (median(rounds.map((r) => r.mix.rps / r.gets.rps)) < 0.25)
-  for (const kind of mixed) kinds.push({ name: kind.name, ...(await load([kind], KIND_SECONDS)) });
+if (ratio < 0.25) for (const kind of mixed) kinds.push({ name: kind.name, ...(await load([kind], KIND_SECONDS)) });
 await stopChild(server.child, children);
 
-const ratio = median(rounds.map((r) => r.mix.rps / r.gets.rps));
 const gets = { rps: median(rounds.map((r) => r.gets.rps)) };
 const mix = { rps: median(rounds.map((r) => r.mix.rps)), p50: median(rounds.map((r) => r.mix.p50)), p99: median(rounds.map((r) => r.mix.p99)) };
 const tail = mix.p99 / Math.max(mix.p50, 1);
