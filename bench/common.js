@@ -57,7 +57,8 @@ export function timed(cmd, args, env = {}) {
 export async function writeMembersCsv(file, rows, { groups: groupCount = 4 } = {}) {
   const out = createWriteStream(file);
   const cities = ['Oslo', 'Bergen', 'London', 'Paris', 'Berlin', 'New York', 'Tokyo', 'Lisbon'];
-  if (!Number.isInteger(groupCount) || groupCount < 1 || groupCount > 4) throw new Error(`writeMembersCsv: 1 to 4 groups, not ${groupCount}`);
+  if (!Number.isInteger(groupCount) || groupCount < 1 || groupCount > 4)
+    throw new Error(`writeMembersCsv: 1 to 4 groups, not ${groupCount}`);
   const groups = ['Newsletter', 'Customers', 'VIP', 'Leads'].slice(0, groupCount);
   out.write('email,first_name,last_name,city,birthday,score,group_name\n');
   let buf = '';

@@ -53,7 +53,10 @@ function generate() {
   amsgSync('fields', 'create', 'score', '--type', 'numeric');
   const db = new Database(DB);
   const ids = Object.fromEntries(
-    db.prepare('SELECT shortcut_name, field_id FROM fields WHERE account_id = 1').all().map((f) => [f.shortcut_name, f.field_id]),
+    db
+      .prepare('SELECT shortcut_name, field_id FROM fields WHERE account_id = 1')
+      .all()
+      .map((f) => [f.shortcut_name, f.field_id]),
   );
   const firsts = ['Ada', 'Bo', 'Chloé', 'Dmitri', 'Eve', 'Fatima', 'Grace', 'Hiro', 'Ines', 'José'];
   const lasts = ['Lovelace', 'Berg', "O'Neil", 'Smith, Jr', 'Nakamura', 'Okafor', 'Hopper', 'Svensson'];

@@ -125,15 +125,41 @@ const served = (await serveImport(csv)).ms;
 
 const rows = [];
 const fmt = (ms) => `${(ms / 1000).toFixed(2)} s`;
-const fig = (name, base, baseName, value, ratio, goal, pass) => rows.push([name, base === undefined ? '—' : `${baseName}: ${fmt(base)}`, fmt(value), ratio === undefined ? '—' : `${ratio.toFixed(2)}×`, goal, pass]);
+const fig = (name, base, baseName, value, ratio, goal, pass) =>
+  rows.push([
+    name,
+    base === undefined ? '—' : `${baseName}: ${fmt(base)}`,
+    fmt(value),
+    ratio === undefined ? '—' : `${ratio.toFixed(2)}×`,
+    goal,
+    pass,
+  ]);
 const local = median(first);
 const anchorMs = anchor.length ? median(anchor) : undefined;
-fig('local import of the file', anchorMs, 'sqlite3 .import', local, anchorMs && local / anchorMs, '≤ 2.0×', anchorMs ? (local / anchorMs <= 2 ? 'pass' : 'FAIL') : 'no sqlite3: skipped');
+fig(
+  'local import of the file',
+  anchorMs,
+  'sqlite3 .import',
+  local,
+  anchorMs && local / anchorMs,
+  '≤ 2.0×',
+  anchorMs ? (local / anchorMs <= 2 ? 'pass' : 'FAIL') : 'no sqlite3: skipped',
+);
 fig('import through amsg serve (rate vs local)', local, 'local', served, local / served, '≥ 0.7×', local / served >= 0.7 ? 'pass' : 'FAIL');
-fig('re-import, all updates', local, 'first import', median(again), median(again) / local, '≤ 1.3×', median(again) / local <= 1.3 ? 'pass' : 'FAIL');
+fig(
+  're-import, all updates',
+  local,
+  'first import',
+  median(again),
+  median(again) / local,
+  '≤ 1.3×',
+  median(again) / local <= 1.3 ? 'pass' : 'FAIL',
+);
 
 const md = (cells) => `| ${cells.join(' | ')} |`;
-console.log(`\nimport of ${ROWS.toLocaleString('en-US')} members, median of ${RUNS} (rows/s local: ${Math.round(ROWS / (local / 1000)).toLocaleString('en-US')})\n`);
+console.log(
+  `\nimport of ${ROWS.toLocaleString('en-US')} members, median of ${RUNS} (rows/s local: ${Math.round(ROWS / (local / 1000)).toLocaleString('en-US')})\n`,
+);
 console.log(md(['Figure', 'Baseline (median)', 'amsg (median)', 'Ratio', 'Goal', 'Result']));
 console.log(md(['---', '---', '---', '---', '---', '---']));
 for (const r of rows) console.log(md(r));

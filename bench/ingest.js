@@ -31,12 +31,24 @@ const SECONDS = int('BENCH_INGEST_SECONDS', 3);
 const ROUNDS = int('BENCH_INGEST_ROUNDS', 3);
 const WORKFLOWS = 20;
 
-const { dir: TMP, db: DB, env: ENV, baseEnv, children, amsg } = await benchWorkspace({ name: 'ingest', bin: BIN, node: NODE, fail, timeoutMs: 600_000 });
+const {
+  dir: TMP,
+  db: DB,
+  env: ENV,
+  baseEnv,
+  children,
+  amsg,
+} = await benchWorkspace({ name: 'ingest', bin: BIN, node: NODE, fail, timeoutMs: 600_000 });
 
 // ---------------------------------------------------------------- the account
 
 const key = JSON.parse(amsg('init', '--json'));
-for (const [name, type] of [['city', 'text'], ['birthday', 'date'], ['score', 'numeric']]) amsg('fields', 'create', name, '--type', type);
+for (const [name, type] of [
+  ['city', 'text'],
+  ['birthday', 'date'],
+  ['score', 'numeric'],
+])
+  amsg('fields', 'create', name, '--type', type);
 const csv = join(TMP, 'members.csv');
 await writeMembersCsv(csv, MEMBERS);
 amsg('members', 'import', csv);

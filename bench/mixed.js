@@ -26,12 +26,23 @@ const ROUNDS = int('BENCH_MIXED_ROUNDS', 3);
 /** Each kind's load when the ratio fails. */
 const KIND_SECONDS = 2;
 
-const { dir: TMP, db: DB, env: ENV, children, amsg } = await benchWorkspace({ name: 'mixed', bin: BIN, node: NODE, fail, timeoutMs: 300_000 });
+const {
+  dir: TMP,
+  db: DB,
+  env: ENV,
+  children,
+  amsg,
+} = await benchWorkspace({ name: 'mixed', bin: BIN, node: NODE, fail, timeoutMs: 300_000 });
 
 // ---------------------------------------------------------------- the audience
 
 const key = JSON.parse(amsg('init', '--json'));
-for (const [name, type] of [['city', 'text'], ['birthday', 'date'], ['score', 'numeric']]) amsg('fields', 'create', name, '--type', type);
+for (const [name, type] of [
+  ['city', 'text'],
+  ['birthday', 'date'],
+  ['score', 'numeric'],
+])
+  amsg('fields', 'create', name, '--type', type);
 const csv = join(TMP, 'members.csv');
 await writeMembersCsv(csv, MEMBERS);
 amsg('members', 'import', csv);
@@ -39,7 +50,11 @@ const groups = JSON.parse(amsg('groups', 'list', '--json'));
 
 function startServe() {
   return new Promise((resolve, reject) => {
-    const child = spawn(NODE, [...serveNodeArgs, BIN, 'serve', '--db', DB, '--port', '0'], { env: ENV, stdio: ['ignore', 'pipe', 'pipe'], cwd: TMP });
+    const child = spawn(NODE, [...serveNodeArgs, BIN, 'serve', '--db', DB, '--port', '0'], {
+      env: ENV,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: TMP,
+    });
     children.add(child);
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
@@ -82,8 +97,20 @@ const mixed = [
       return { ...req, path: `/1/members?start=${start}&end=${start + 50}` };
     },
   },
-  { name: 'add a member', method: 'POST', setupRequest: (req) => ({ ...req, path: '/1/members/add', body: JSON.stringify({ email: `mixed${next()}@example.com`, fields: { city: 'Oslo' } }) }) },
-  { name: 'update a member', method: 'PUT', setupRequest: (req) => ({ ...req, path: `/1/members/${memberAt(next() * 31)}`, body: JSON.stringify({ fields: { score: n % 100 } }) }) },
+  {
+    name: 'add a member',
+    method: 'POST',
+    setupRequest: (req) => ({
+      ...req,
+      path: '/1/members/add',
+      body: JSON.stringify({ email: `mixed${next()}@example.com`, fields: { city: 'Oslo' } }),
+    }),
+  },
+  {
+    name: 'update a member',
+    method: 'PUT',
+    setupRequest: (req) => ({ ...req, path: `/1/members/${memberAt(next() * 31)}`, body: JSON.stringify({ fields: { score: n % 100 } }) }),
+  },
   {
     name: 'a member into a group',
     method: 'PUT',
@@ -123,7 +150,11 @@ if (ratio < 0.25) for (const kind of mixed) kinds.push({ name: kind.name, ...(aw
 await stopChild(server.child, children);
 
 const gets = { rps: median(rounds.map((r) => r.gets.rps)) };
-const mix = { rps: median(rounds.map((r) => r.mix.rps)), p50: median(rounds.map((r) => r.mix.p50)), p99: median(rounds.map((r) => r.mix.p99)) };
+const mix = {
+  rps: median(rounds.map((r) => r.mix.rps)),
+  p50: median(rounds.map((r) => r.mix.p50)),
+  p99: median(rounds.map((r) => r.mix.p99)),
+};
 const tail = mix.p99 / Math.max(mix.p50, 1);
 // Server CPU per request of each load: their inverse ratio is what the throughput
 // ratio would be on a machine where the server had a core to itself.
@@ -139,12 +170,18 @@ console.log(
 );
 console.log(`| mixed p99 latency | p50: ${mix.p50} ms | ${mix.p99} ms | ${tail.toFixed(1)}× | ≤ 10× | ${tail <= 10 ? 'pass' : 'FAIL'} |`);
 if (Number.isFinite(cpuGets) && Number.isFinite(cpuMix))
-  console.log(`\nserver CPU per request: GET-only ${cpuGets.toFixed(0)} µs, mixed ${cpuMix.toFixed(0)} µs (CPU ratio ${(cpuGets / cpuMix).toFixed(2)}×)`);
+  console.log(
+    `\nserver CPU per request: GET-only ${cpuGets.toFixed(0)} µs, mixed ${cpuMix.toFixed(0)} µs (CPU ratio ${(cpuGets / cpuMix).toFixed(2)}×)`,
+  );
 if (kinds.length) {
-  console.log(`\nthe ratio failed; each kind of the mix alone (${KIND_SECONDS} s each), its server CPU per request, also in GETs (a mix at 0.25× averages 4 GETs):`);
+  console.log(
+    `\nthe ratio failed; each kind of the mix alone (${KIND_SECONDS} s each), its server CPU per request, also in GETs (a mix at 0.25× averages 4 GETs):`,
+  );
   for (const k of kinds)
     console.log(
       `  ${k.name.padEnd(24)} ${Math.round(k.rps).toLocaleString('en').padStart(7)} req/s  ` +
-        (k.cpuUs === undefined ? '(no CPU figure)' : `${k.cpuUs.toFixed(0).padStart(4)} µs  ${(k.cpuUs / cpuGets).toFixed(1).padStart(5)} GETs`),
+        (k.cpuUs === undefined
+          ? '(no CPU figure)'
+          : `${k.cpuUs.toFixed(0).padStart(4)} µs  ${(k.cpuUs / cpuGets).toFixed(1).padStart(5)} GETs`),
     );
 }

@@ -31,7 +31,8 @@ const OPENS = envInt('BENCH_RESPONSE_OPENS', 30_000, bad);
 const CLICKS = envInt('BENCH_RESPONSE_CLICKS', 5_000, bad);
 const MAILINGS = envInt('BENCH_RESPONSE_MAILINGS', 200, bad);
 const REQUESTS = envInt('BENCH_RESPONSE_REQUESTS', 300, bad);
-if (OPENS + CLICKS > ROWS) bad('openers and clickers are distinct members: BENCH_RESPONSE_OPENS + BENCH_RESPONSE_CLICKS ≤ BENCH_RESPONSE_ROWS');
+if (OPENS + CLICKS > ROWS)
+  bad('openers and clickers are distinct members: BENCH_RESPONSE_OPENS + BENCH_RESPONSE_CLICKS ≤ BENCH_RESPONSE_ROWS');
 
 if (!existsSync(join(BIN, '..', '..', 'dist', 'amsg.cjs'))) bad('dist/ is missing: run `npm run build` first');
 const TMP = mkdtempSync(join(tmpdir(), 'amsg-bench-response-'));
@@ -46,7 +47,12 @@ const say = (m) => process.stderr.write(`bench: ${m}\n`);
 const db = join(TMP, 'response.db');
 const amsg = (...args) => timed(process.execPath, [BIN, ...args], { AMSG_DB: db, AMSG_BASE_URL: '', AMSG_QUIET: '1' });
 const { public_key, private_key } = JSON.parse(amsg('init', '--json').stdout);
-for (const [name, type] of [['city', 'text'], ['birthday', 'date'], ['score', 'numeric']]) amsg('fields', 'create', name, '--type', type);
+for (const [name, type] of [
+  ['city', 'text'],
+  ['birthday', 'date'],
+  ['score', 'numeric'],
+])
+  amsg('fields', 'create', name, '--type', type);
 const csv = join(TMP, 'members.csv');
 say(`importing ${ROWS.toLocaleString('en-US')} members`);
 await writeMembersCsv(csv, ROWS);
@@ -58,8 +64,22 @@ writeFileSync(
 );
 say(`sending a mailing to ${ROWS.toLocaleString('en-US')}`);
 const sent = JSON.parse(
-  amsg('mailings', 'create', '--name', 'Spring', '--subject', 'Hi', '--sender', 'shop@example.com', '--html', html, '--group', 'Everyone', '--wait', '--json')
-    .stdout,
+  amsg(
+    'mailings',
+    'create',
+    '--name',
+    'Spring',
+    '--subject',
+    'Hi',
+    '--sender',
+    'shop@example.com',
+    '--html',
+    html,
+    '--group',
+    'Everyone',
+    '--wait',
+    '--json',
+  ).stdout,
 );
 const BIG = sent.mailing_id;
 
@@ -83,11 +103,17 @@ const auth = `Basic ${Buffer.from(`${public_key}:${private_key}`).toString('base
 
 function call(method, path, body) {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${server.url}/1${path}`, { method, agent, headers: { authorization: auth, 'content-type': 'application/json' } }, (res) => {
-      let data = '';
-      res.on('data', (d) => (data += d));
-      res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(data)) : reject(new Error(`${method} ${path}: ${res.statusCode} ${data}`))));
-    });
+    const req = http.request(
+      `${server.url}/1${path}`,
+      { method, agent, headers: { authorization: auth, 'content-type': 'application/json' } },
+      (res) => {
+        let data = '';
+        res.on('data', (d) => (data += d));
+        res.on('end', () =>
+          res.statusCode === 200 ? resolve(JSON.parse(data)) : reject(new Error(`${method} ${path}: ${res.statusCode} ${data}`)),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(body === undefined ? undefined : JSON.stringify(body));
   });
@@ -159,5 +185,7 @@ for (const [side, label, goal] of [
   ['series', `GET /response (${MAILINGS} mailings)`, 3],
 ]) {
   const v = median(times[side]);
-  console.log(md([label, `GET /mailings/{id}: ${ms(base)}`, ms(v), `${(v / base).toFixed(2)}×`, `≤ ${goal}×`, v / base <= goal ? 'pass' : 'FAIL']));
+  console.log(
+    md([label, `GET /mailings/{id}: ${ms(base)}`, ms(v), `${(v / base).toFixed(2)}×`, `≤ ${goal}×`, v / base <= goal ? 'pass' : 'FAIL']),
+  );
 }

@@ -24,7 +24,6 @@ import { fileURLToPath } from 'node:url';
 import { loadedModules } from './check-modules.js';
 import { cpuMsOf, envInt, median, stopChild } from './common.js';
 
-
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'amsg.js');
 const BASELINE_SERVER = join(ROOT, 'bench', 'baseline-server.js');
@@ -143,7 +142,6 @@ function stopServer(server) {
   return stopChild(server.child, children);
 }
 
-
 /**
  * One autocannon run against a server, bounded by a watchdog; fails on any error or
  * non-2xx answer. Also answers the CPU time the server process spent (ms), which
@@ -155,10 +153,13 @@ async function load(server, path, headers, seconds) {
   const instance = autocannon({ url, headers, connections: CONNECTIONS, duration: seconds, timeout: 10 });
   let watchdog;
   const timeout = new Promise((_, reject) => {
-    watchdog = setTimeout(() => {
-      instance.stop?.();
-      reject(new Error(`autocannon against ${url} did not finish within ${seconds + 20} s`));
-    }, (seconds + 20) * 1000);
+    watchdog = setTimeout(
+      () => {
+        instance.stop?.();
+        reject(new Error(`autocannon against ${url} did not finish within ${seconds + 20} s`));
+      },
+      (seconds + 20) * 1000,
+    );
   });
   try {
     const r = await Promise.race([instance, timeout]);
@@ -256,7 +257,9 @@ function withoutExtraCerts() {
 step('figure 3: amsg serve vs bare node:http under autocannon');
 {
   const headers = { authorization: `Basic ${Buffer.from(`${init.public_key}:${init.private_key}`).toString('base64')}` };
-  const amsg = await startServer('amsg serve', [BIN, 'serve', '--db', DB, '--host', '127.0.0.1', '--port', '0'], ENV).catch((e) => fail(e.message));
+  const amsg = await startServer('amsg serve', [BIN, 'serve', '--db', DB, '--host', '127.0.0.1', '--port', '0'], ENV).catch((e) =>
+    fail(e.message),
+  );
   const PATH = `/1/members/${ID}`;
   const memberUrl = `${amsg.url}${PATH}`;
   const res = await fetch(memberUrl, { headers });
@@ -336,7 +339,9 @@ console.log();
 for (const [i, f] of figures.entries()) console.log(`  ${i + 1}. ${f.note}`);
 
 const yesNo = (name) => (mods.packages.includes(name) ? 'yes' : 'no');
-console.log(`\nmodules loaded by local \`members get\`: ${mods.fileCount} files (${mods.distFiles.length} from dist/, ${mods.packageFileCount} from node_modules)`);
+console.log(
+  `\nmodules loaded by local \`members get\`: ${mods.fileCount} files (${mods.distFiles.length} from dist/, ${mods.packageFileCount} from node_modules)`,
+);
 console.log(`  packages: ${mods.packages.join(', ')}`);
 console.log(`  bundled into dist/amsg.cjs (initialized on first use): ${mods.corePackages.join(', ')}`);
 console.log(`  ink loaded: ${yesNo('ink')}`);

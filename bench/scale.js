@@ -91,7 +91,13 @@ const ENV = { ...baseEnv, XDG_CONFIG_HOME: CONFIG_HOME, AMSG_QUIET: '1' };
 
 /** Runs `amsg ...args` on a local database to completion; answers stdout (JSON parsed with json). */
 function amsg(db, args, { json = false } = {}) {
-  const r = spawnSync(NODE, [BIN, ...args], { env: { ...ENV, AMSG_DB: db }, encoding: 'utf8', cwd: TMP, timeout: 600_000, maxBuffer: 64 << 20 });
+  const r = spawnSync(NODE, [BIN, ...args], {
+    env: { ...ENV, AMSG_DB: db },
+    encoding: 'utf8',
+    cwd: TMP,
+    timeout: 600_000,
+    maxBuffer: 64 << 20,
+  });
   if (r.error) fail(`amsg ${args.join(' ')}: ${r.error.message}`);
   if (r.status !== 0) fail(`amsg ${args.join(' ')} exited ${r.status ?? r.signal}:\n${r.stderr.slice(-2000)}`);
   return json ? JSON.parse(r.stdout) : r.stdout;
@@ -99,7 +105,8 @@ function amsg(db, args, { json = false } = {}) {
 
 // ---------------------------------------------------------------- the databases
 
-const HTML = '<p>Hello [% member:first_name | default:"friend" %] in [% member:city %]</p><p><a href="[% optout_url %]">Unsubscribe</a></p>';
+const HTML =
+  '<p>Hello [% member:first_name | default:"friend" %] in [% member:city %]</p><p><a href="[% optout_url %]">Unsubscribe</a></p>';
 
 /**
  * Builds (or finds in the cache) the n-member database; answers its file, key pair and
@@ -147,8 +154,24 @@ async function database(n) {
   writeFileSync(html, HTML);
   const mailing = amsg(
     db,
-    ['mailings', 'create', '--name', 'Spring', '--subject', 'Hello [% member:first_name %]', '--sender', 'shop@example.com',
-      '--html', html, '--group', String(group), '--to', email, '--wait', '--json'],
+    [
+      'mailings',
+      'create',
+      '--name',
+      'Spring',
+      '--subject',
+      'Hello [% member:first_name %]',
+      '--sender',
+      'shop@example.com',
+      '--html',
+      html,
+      '--group',
+      String(group),
+      '--to',
+      email,
+      '--wait',
+      '--json',
+    ],
     { json: true },
   );
   if (mailing.mailing_status !== 'c') fail(`the mailing ended in status ${mailing.mailing_status}, not c`);
@@ -180,7 +203,8 @@ async function database(n) {
 }
 
 /** `amsg api call` on a local database, the answer parsed. */
-const call = (db, method, path, data) => amsg(db, ['api', 'call', method, path, ...(data === undefined ? [] : ['--data', JSON.stringify(data)])], { json: true });
+const call = (db, method, path, data) =>
+  amsg(db, ['api', 'call', method, path, ...(data === undefined ? [] : ['--data', JSON.stringify(data)])], { json: true });
 
 /**
  * The records of last round's lists, in proportion to the audience so a page is read
@@ -196,7 +220,11 @@ function seedActivity(db, n, ids) {
   say(`building the ${label(n)} database: events, touchpoints, workflow runs, webhooks, SMS, sub-accounts, relationships`);
   const eventType = call(db, 'POST', '/1/events', { event_type: 'purchase', display_name: 'Purchase' }).event_type_id;
   const touchpointType = call(db, 'POST', '/1/touchpoints', { type_name: 'web', display_name: 'Web' }).touchpoint_type_id;
-  const workflow = call(db, 'POST', '/1/workflows', { name: 'Buyers', match: { type: 'purchase' }, actions: [{ type: 'record_event', event_type_id: eventType }] });
+  const workflow = call(db, 'POST', '/1/workflows', {
+    name: 'Buyers',
+    match: { type: 'purchase' },
+    actions: [{ type: 'record_event', event_type_id: eventType }],
+  });
   const webhook = call(db, 'POST', '/1/webhooks', { url: 'http://127.0.0.1:9/hook', event: 'member_update' });
   call(db, 'POST', '/1/webhooks', { url: 'http://127.0.0.1:9/groups', event: 'group_create' });
   call(db, 'PUT', `/1/members/${ids.member}`, { sms: { phone_number: '+15550000001', promotional_status: 'a' } });
@@ -205,38 +233,75 @@ function seedActivity(db, n, ids) {
   sql.pragma('foreign_keys = ON');
   const at = '2026-11-01T12:00:00.000000';
   sql.transaction(() => {
-    sql.prepare(`INSERT INTO member_events (account_id, member_id, event_type_id, event_monetary_value, event_timestamp, inserted_at)
-                 SELECT 1, member_id, ?, member_id % 100, ?, ? FROM members WHERE account_id = 1 ORDER BY member_id`).run(eventType, at, at);
-    sql.prepare(`INSERT INTO touchpoints (account_id, member_id, touchpoint_type_id, touchpoint_timestamp, inserted_at)
-                 SELECT 1, member_id, ?, ?, ? FROM members WHERE account_id = 1 ORDER BY member_id`).run(touchpointType, at, at);
-    sql.prepare(`INSERT INTO inbound_events (inbound_id, account_id, email, payload, received_at, status, processed_at, outcome, member_id, workflow_ids)
+    sql
+      .prepare(`INSERT INTO member_events (account_id, member_id, event_type_id, event_monetary_value, event_timestamp, inserted_at)
+                 SELECT 1, member_id, ?, member_id % 100, ?, ? FROM members WHERE account_id = 1 ORDER BY member_id`)
+      .run(eventType, at, at);
+    sql
+      .prepare(`INSERT INTO touchpoints (account_id, member_id, touchpoint_type_id, touchpoint_timestamp, inserted_at)
+                 SELECT 1, member_id, ?, ?, ? FROM members WHERE account_id = 1 ORDER BY member_id`)
+      .run(touchpointType, at, at);
+    sql
+      .prepare(`INSERT INTO inbound_events (inbound_id, account_id, email, payload, received_at, status, processed_at, outcome, member_id, workflow_ids)
                  SELECT member_id, 1, email, '{"type":"purchase"}', ?, 'o', ?, 'ran', member_id, json_array(?)
-                   FROM members WHERE account_id = 1 AND member_id % 10 = 0 ORDER BY member_id`).run(at, at, workflow);
-    sql.prepare(`INSERT INTO workflow_runs (workflow_id, account_id, inbound_id, member_id, ran_at, actions)
-                 SELECT ?, 1, inbound_id, member_id, ?, '[{"type":"record_event","ok":true}]' FROM inbound_events ORDER BY inbound_id`).run(workflow, at);
-    sql.prepare(`INSERT INTO webhook_events (event_id, account_id, event, data, occurred_at)
+                   FROM members WHERE account_id = 1 AND member_id % 10 = 0 ORDER BY member_id`)
+      .run(at, at, workflow);
+    sql
+      .prepare(`INSERT INTO workflow_runs (workflow_id, account_id, inbound_id, member_id, ran_at, actions)
+                 SELECT ?, 1, inbound_id, member_id, ?, '[{"type":"record_event","ok":true}]' FROM inbound_events ORDER BY inbound_id`)
+      .run(workflow, at);
+    sql
+      .prepare(`INSERT INTO webhook_events (event_id, account_id, event, data, occurred_at)
                  SELECT member_id, 1, 'member_update', json_object('members', json_array(json_object('member_id', member_id, 'email', email)), 'member_count', 1), ?
-                   FROM members WHERE account_id = 1 AND member_id % 10 = 0 ORDER BY member_id`).run(at);
-    sql.prepare(`INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, status, attempts, last_status_code, created_at, delivered_at)
-                 SELECT 1, ?, event_id, 'o', 1, 200, ?, ? FROM webhook_events ORDER BY event_id`).run(webhook, at, at);
+                   FROM members WHERE account_id = 1 AND member_id % 10 = 0 ORDER BY member_id`)
+      .run(at);
+    sql
+      .prepare(`INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, status, attempts, last_status_code, created_at, delivered_at)
+                 SELECT 1, ?, event_id, 'o', 1, 200, ?, ? FROM webhook_events ORDER BY event_id`)
+      .run(webhook, at, at);
     // Phones for the mailing's group, so the campaign below goes to a third of the audience.
-    sql.prepare(`UPDATE members SET sms_phone_number = '+1555' || printf('%07d', member_id), sms_promotional_status = 'a'
-                  WHERE member_id IN (SELECT member_id FROM group_members WHERE member_group_id = ?) AND sms_phone_number IS NULL`).run(ids.group);
+    sql
+      .prepare(`UPDATE members SET sms_phone_number = '+1555' || printf('%07d', member_id), sms_promotional_status = 'a'
+                  WHERE member_id IN (SELECT member_id FROM group_members WHERE member_group_id = ?) AND sms_phone_number IS NULL`)
+      .run(ids.group);
   })();
   sql.close();
 
   // A member's own records and an ingested event through the service, processed by the job runner.
-  call(db, 'POST', '/1/events/members', { events: [1, 2, 3].map((v) => ({ member_id: ids.member, event_type_id: eventType, event_monetary_value: v })) });
+  call(db, 'POST', '/1/events/members', {
+    events: [1, 2, 3].map((v) => ({ member_id: ids.member, event_type_id: eventType, event_monetary_value: v })),
+  });
   call(db, 'POST', '/1/touchpoints/members', { touchpoints: [{ member_id: ids.member, touchpoint_type_id: touchpointType }] });
   amsg(db, ['init', '--hq']);
   for (const name of ['North', 'South', 'East', 'West', 'Central']) call(db, 'POST', '/1/enterprise/subaccount', { account_name: name });
-  const region = call(db, 'POST', '/1/fields', { shortcut_name: 'region', display_name: 'Region', field_type: 'text', widget_type: 'select one', options: ['EU', 'US'] });
-  const office = call(db, 'POST', '/1/fields', { shortcut_name: 'office', display_name: 'Office', field_type: 'text', widget_type: 'radio', options: ['Oslo', 'Paris', 'Austin'] });
-  call(db, 'POST', '/1/fields/relationships', { relationship_name: 'Region → Office', parent_field_id: region, child_field_id: office, options: { EU: ['Oslo', 'Paris'], US: ['Austin'] } });
+  const region = call(db, 'POST', '/1/fields', {
+    shortcut_name: 'region',
+    display_name: 'Region',
+    field_type: 'text',
+    widget_type: 'select one',
+    options: ['EU', 'US'],
+  });
+  const office = call(db, 'POST', '/1/fields', {
+    shortcut_name: 'office',
+    display_name: 'Office',
+    field_type: 'text',
+    widget_type: 'radio',
+    options: ['Oslo', 'Paris', 'Austin'],
+  });
+  call(db, 'POST', '/1/fields/relationships', {
+    relationship_name: 'Region → Office',
+    parent_field_id: region,
+    child_field_id: office,
+    options: { EU: ['Oslo', 'Paris'], US: ['Austin'] },
+  });
 
   const campaign = call(db, 'POST', '/1/sms/campaigns', {
-    sms_campaign_name: 'Sale', message: 'Sale today https://shop.example.com/', from_phone_number: '+15555550100',
-    recipients: { groups: [ids.group] }, is_promotional: true, shorten_links: true,
+    sms_campaign_name: 'Sale',
+    message: 'Sale today https://shop.example.com/',
+    from_phone_number: '+15555550100',
+    recipients: { groups: [ids.group] },
+    is_promotional: true,
+    shorten_links: true,
   });
   call(db, 'POST', `/1/sms/campaigns/${campaign}/send`, {});
   // Each local call advances the send for its budget after it.
@@ -245,9 +310,11 @@ function seedActivity(db, n, ids) {
   if (status !== 'c') fail(`the SMS campaign ended in status ${status}, not c`);
   const clicks = new Database(db);
   clicks.pragma('foreign_keys = ON');
-  clicks.prepare(`INSERT INTO sms_clicks (sms_campaign_id, member_id, sms_link_id, to_phone_number, click_timestamp)
+  clicks
+    .prepare(`INSERT INTO sms_clicks (sms_campaign_id, member_id, sms_link_id, to_phone_number, click_timestamp)
                   SELECT d.sms_campaign_id, d.member_id, (SELECT min(sms_link_id) FROM sms_links l WHERE l.sms_campaign_id = d.sms_campaign_id), d.to_phone_number, ?
-                    FROM sms_deliveries d WHERE d.sms_campaign_id = ? AND d.member_id % 10 = 0 ORDER BY d.member_id`).run(at, campaign);
+                    FROM sms_deliveries d WHERE d.sms_campaign_id = ? AND d.member_id % 10 = 0 ORDER BY d.member_id`)
+    .run(at, campaign);
   clicks.close();
   return { eventType, touchpointType, workflow, webhook, campaign };
 }
@@ -317,35 +384,117 @@ const ROUTES = [
   { name: 'members, count', template: '/{account_id}/members', path: () => '/1/members?count=true' },
   { name: 'members, deep page', template: '/{account_id}/members', path: () => '/1/members', list: true, deep: true },
   { name: 'member', template: '/{account_id}/members/{member_id}', path: (i) => `/1/members/${i.member}` },
-  { name: 'member by email', template: '/{account_id}/members/email/{email}', path: (i) => `/1/members/email/${encodeURIComponent(i.email)}` },
-  { name: "member's groups", template: '/{account_id}/members/{member_id}/groups', path: (i) => `/1/members/${i.member}/groups`, list: true },
-  { name: "member's mailings", template: '/{account_id}/members/{member_id}/mailings', path: (i) => `/1/members/${i.member}/mailings`, list: true },
+  {
+    name: 'member by email',
+    template: '/{account_id}/members/email/{email}',
+    path: (i) => `/1/members/email/${encodeURIComponent(i.email)}`,
+  },
+  {
+    name: "member's groups",
+    template: '/{account_id}/members/{member_id}/groups',
+    path: (i) => `/1/members/${i.member}/groups`,
+    list: true,
+  },
+  {
+    name: "member's mailings",
+    template: '/{account_id}/members/{member_id}/mailings',
+    path: (i) => `/1/members/${i.member}/mailings`,
+    list: true,
+  },
   { name: 'groups', template: '/{account_id}/groups', path: () => '/1/groups', list: true },
   { name: 'group', template: '/{account_id}/groups/{member_group_id}', path: (i) => `/1/groups/${i.group}` },
-  { name: "group's members", template: '/{account_id}/groups/{member_group_id}/members', path: (i) => `/1/groups/${i.group}/members`, list: true },
+  {
+    name: "group's members",
+    template: '/{account_id}/groups/{member_group_id}/members',
+    path: (i) => `/1/groups/${i.group}/members`,
+    list: true,
+  },
   { name: 'subscription', template: '/{account_id}/subscriptions/{subscription_id}', path: (i) => `/1/subscriptions/${i.subscription}` },
-  { name: "subscription's members", template: '/{account_id}/subscriptions/{subscription_id}/members', path: (i) => `/1/subscriptions/${i.subscription}/members`, list: true },
+  {
+    name: "subscription's members",
+    template: '/{account_id}/subscriptions/{subscription_id}/members',
+    path: (i) => `/1/subscriptions/${i.subscription}/members`,
+    list: true,
+  },
   { name: 'search', template: '/{account_id}/searches/{search_id}', path: (i) => `/1/searches/${i.search}` },
-  { name: "search's members", template: '/{account_id}/searches/{search_id}/members', path: (i) => `/1/searches/${i.search}/members`, list: true },
+  {
+    name: "search's members",
+    template: '/{account_id}/searches/{search_id}/members',
+    path: (i) => `/1/searches/${i.search}/members`,
+    list: true,
+  },
   { name: 'mailing', template: '/{account_id}/mailings/{mailing_id}', path: (i) => `/1/mailings/${i.mailing}` },
-  { name: "mailing's members", template: '/{account_id}/mailings/{mailing_id}/members', path: (i) => `/1/mailings/${i.mailing}/members`, list: true },
+  {
+    name: "mailing's members",
+    template: '/{account_id}/mailings/{mailing_id}/members',
+    path: (i) => `/1/mailings/${i.mailing}/members`,
+    list: true,
+  },
   { name: 'import', template: '/{account_id}/members/imports/{import_id}', path: (i) => `/1/members/imports/${i.import}` },
-  { name: "import's members", template: '/{account_id}/members/imports/{import_id}/members', path: (i) => `/1/members/imports/${i.import}/members`, list: true },
+  {
+    name: "import's members",
+    template: '/{account_id}/members/imports/{import_id}/members',
+    path: (i) => `/1/members/imports/${i.import}/members`,
+    list: true,
+  },
   { name: 'fields', template: '/{account_id}/fields', path: () => '/1/fields', list: true },
   // Last round's lists.
-  { name: "member's events", template: '/{account_id}/events/members/{member_id}', path: (i) => `/1/events/members/${i.member}`, list: true },
-  { name: "member's events, count", template: '/{account_id}/events/members/{member_id}', path: (i) => `/1/events/members/${i.member}?count=true` },
-  { name: "member's touchpoints", template: '/{account_id}/touchpoints/members/{member_id}', path: (i) => `/1/touchpoints/members/${i.member}`, list: true },
-  { name: 'workflow runs', template: '/{account_id}/workflows/{workflow_id}/runs', path: (i) => `/1/workflows/${i.workflow}/runs`, list: true },
-  { name: 'SMS deliveries', template: '/{account_id}/sms/campaigns/{campaign_id}/deliveries', path: (i) => `/1/sms/campaigns/${i.campaign}/deliveries`, list: true },
-  { name: 'SMS deliveries, count', template: '/{account_id}/sms/campaigns/{campaign_id}/deliveries', path: (i) => `/1/sms/campaigns/${i.campaign}/deliveries?count=true` },
-  { name: 'SMS clicks', template: '/{account_id}/sms/campaigns/{campaign_id}/clicks', path: (i) => `/1/sms/campaigns/${i.campaign}/clicks`, list: true },
+  {
+    name: "member's events",
+    template: '/{account_id}/events/members/{member_id}',
+    path: (i) => `/1/events/members/${i.member}`,
+    list: true,
+  },
+  {
+    name: "member's events, count",
+    template: '/{account_id}/events/members/{member_id}',
+    path: (i) => `/1/events/members/${i.member}?count=true`,
+  },
+  {
+    name: "member's touchpoints",
+    template: '/{account_id}/touchpoints/members/{member_id}',
+    path: (i) => `/1/touchpoints/members/${i.member}`,
+    list: true,
+  },
+  {
+    name: 'workflow runs',
+    template: '/{account_id}/workflows/{workflow_id}/runs',
+    path: (i) => `/1/workflows/${i.workflow}/runs`,
+    list: true,
+  },
+  {
+    name: 'SMS deliveries',
+    template: '/{account_id}/sms/campaigns/{campaign_id}/deliveries',
+    path: (i) => `/1/sms/campaigns/${i.campaign}/deliveries`,
+    list: true,
+  },
+  {
+    name: 'SMS deliveries, count',
+    template: '/{account_id}/sms/campaigns/{campaign_id}/deliveries',
+    path: (i) => `/1/sms/campaigns/${i.campaign}/deliveries?count=true`,
+  },
+  {
+    name: 'SMS clicks',
+    template: '/{account_id}/sms/campaigns/{campaign_id}/clicks',
+    path: (i) => `/1/sms/campaigns/${i.campaign}/clicks`,
+    list: true,
+  },
   { name: 'webhooks', template: '/{account_id}/webhooks', path: () => '/1/webhooks', list: true },
   { name: 'webhook deliveries', template: '/{account_id}/webhooks/deliveries', path: () => '/1/webhooks/deliveries', list: true },
   { name: 'inbound events', template: '/{account_id}/events/inbound', path: () => '/1/events/inbound', list: true },
-  { name: 'inbound events, one outcome', template: '/{account_id}/events/inbound', path: () => '/1/events/inbound?outcome=ran', list: true },
+  {
+    name: 'inbound events, one outcome',
+    template: '/{account_id}/events/inbound',
+    path: () => '/1/events/inbound?outcome=ran',
+    list: true,
+  },
   { name: 'response reports', template: '/{account_id}/response', path: () => '/1/response', list: true },
-  { name: "a mailing's sends", template: '/{account_id}/response/{mailing_id}/sends', path: (i) => `/1/response/${i.mailing}/sends`, list: true },
+  {
+    name: "a mailing's sends",
+    template: '/{account_id}/response/{mailing_id}/sends',
+    path: (i) => `/1/response/${i.mailing}/sends`,
+    list: true,
+  },
   { name: 'sub-accounts', template: '/{parent_account_id}/enterprise/subaccounts', path: () => '/1/enterprise/subaccounts', list: true },
   { name: 'field relationships', template: '/{account_id}/fields/relationships', path: () => '/1/fields/relationships', list: true },
 ];
@@ -381,7 +530,8 @@ async function timeRoute(route, paths, servers, dbs) {
   for (let i = 0; i < WARMUP && (i === 0 || Date.now() - t0 < (ROUTE_SECONDS * 1000) / 4); i++)
     for (const side of sides) last[side] = await get(servers[side], paths[side], dbs[side].key);
   for (const side of sides)
-    if (last[side].status !== 200) return { error: `${side === 'small' ? label(SMALL) : label(BIG)}: HTTP ${last[side].status} ${last[side].body.slice(0, 200)}` };
+    if (last[side].status !== 200)
+      return { error: `${side === 'small' ? label(SMALL) : label(BIG)}: HTTP ${last[side].status} ${last[side].body.slice(0, 200)}` };
   const ms = { small: [], big: [] };
   const t1 = Date.now();
   for (let i = 0; i < REQUESTS && (i < 5 || Date.now() - t1 < ROUTE_SECONDS * 1000); i++)
@@ -390,7 +540,12 @@ async function timeRoute(route, paths, servers, dbs) {
       if (r.status !== 200) return { error: `${side}: HTTP ${r.status} ${r.body.slice(0, 200)}` };
       ms[side].push(r.ms);
     }
-  return { small: median(ms.small), big: median(ms.big), count: ms.big.length, rows: `${rowsOf(last.small.body)}/${rowsOf(last.big.body)}` };
+  return {
+    small: median(ms.small),
+    big: median(ms.big),
+    count: ms.big.length,
+    rows: `${rowsOf(last.small.body)}/${rowsOf(last.big.body)}`,
+  };
 }
 
 // ---------------------------------------------------------------- the CLI
@@ -531,18 +686,37 @@ const rows = results.map((r) => {
   if (r.error) return [name, '—', '—', '—', '—', r.route.deep ? `≤ ${DEEP_GOAL}× p1` : `≤ ${GOAL}×`, `FAIL (${r.error})`];
   const ratio = `${(r.big / r.small).toFixed(2)}×`;
   if (r.route.deep)
-    return [name, ms(r.small), ms(r.big), r.rows, ratio, `≤ ${DEEP_GOAL}× first page`, `${r.pass ? 'pass' : 'FAIL'} (${(r.big / first.big).toFixed(1)}× first page)`];
+    return [
+      name,
+      ms(r.small),
+      ms(r.big),
+      r.rows,
+      ratio,
+      `≤ ${DEEP_GOAL}× first page`,
+      `${r.pass ? 'pass' : 'FAIL'} (${(r.big / first.big).toFixed(1)}× first page)`,
+    ];
   return [name, ms(r.small), ms(r.big), r.rows, ratio, `≤ ${GOAL}×`, r.pass ? 'pass' : 'FAIL'];
 });
 const node0 = cli[0].median;
 const cliRows = [
   [`local \`amsg members list\` (${label(BIG)})`, cli[1]],
   [`remote \`amsg members list\` (amsg serve, ${label(BIG)})`, cli[2]],
-].map(([name, c]) => [name, `node -e 0: ${ms(node0)} ms`, `${ms(c.median)} ms`, `${(c.median / node0).toFixed(2)}×`, `≤ ${CLI_GOAL}×`, c.median / node0 <= CLI_GOAL ? 'pass' : 'FAIL']);
+].map(([name, c]) => [
+  name,
+  `node -e 0: ${ms(node0)} ms`,
+  `${ms(c.median)} ms`,
+  `${(c.median / node0).toFixed(2)}×`,
+  `≤ ${CLI_GOAL}×`,
+  c.median / node0 <= CLI_GOAL ? 'pass' : 'FAIL',
+]);
 
 function table(head, body) {
   const widths = head.map((h, c) => Math.max(h.length, ...body.map((r) => r[c].length)));
-  const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (cells) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   console.log(line(head));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const r of body) console.log(line(r));
@@ -551,10 +725,14 @@ table(HEAD, rows);
 const cut = results.filter((r) => r.count !== undefined && r.count < REQUESTS);
 console.log(
   `\nrows: records answered at ${label(SMALL)}/${label(BIG)} (int: a count). ${REQUESTS} requests per route and size` +
-    (cut.length ? `, fewer where BENCH_SCALE_ROUTE_SECONDS (${ROUTE_SECONDS} s) ran out: ${cut.map((r) => `${r.paths.big} ${r.count}`).join(', ')}` : ''),
+    (cut.length
+      ? `, fewer where BENCH_SCALE_ROUTE_SECONDS (${ROUTE_SECONDS} s) ran out: ${cut.map((r) => `${r.paths.big} ${r.count}`).join(', ')}`
+      : ''),
 );
 if (deep && !deep.error && !first.error)
-  console.log(`deep page vs first page at ${label(BIG)}: ${ms(deep.big)} ms / ${ms(first.big)} ms = ${(deep.big / first.big).toFixed(1)}×, goal ≤ ${DEEP_GOAL}×: ${deep.pass ? 'pass' : 'FAIL'}`);
+  console.log(
+    `deep page vs first page at ${label(BIG)}: ${ms(deep.big)} ms / ${ms(first.big)} ms = ${(deep.big / first.big).toFixed(1)}×, goal ≤ ${DEEP_GOAL}×: ${deep.pass ? 'pass' : 'FAIL'}`,
+  );
 console.log();
 table(['CLI figure', 'Baseline (median)', 'amsg (median)', 'Ratio', 'Goal', 'Result'], cliRows);
 console.log(

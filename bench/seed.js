@@ -73,10 +73,14 @@ function csvOf(db) {
     membership.set(m, [...(membership.get(m) ?? []), groups.get(g)]);
   const columns = ['first_name', 'last_name', 'city', 'birthday', 'score'];
   let out = `email,${columns.join(',')},groups,phone_number\n`;
-  for (const [id, email, values, phone] of sql.prepare('SELECT member_id, email, field_values, sms_phone_number FROM members ORDER BY member_id').raw().iterate()) {
+  for (const [id, email, values, phone] of sql
+    .prepare('SELECT member_id, email, field_values, sms_phone_number FROM members ORDER BY member_id')
+    .raw()
+    .iterate()) {
     const byName = {};
     for (const [fid, v] of Object.entries(JSON.parse(values))) byName[names.get(Number(fid))] = v;
-    const cell = (v) => (v === undefined || v === null ? '' : /[",\n]/.test(String(v)) ? `"${String(v).replaceAll('"', '""')}"` : String(v));
+    const cell = (v) =>
+      v === undefined || v === null ? '' : /[",\n]/.test(String(v)) ? `"${String(v).replaceAll('"', '""')}"` : String(v);
     out += `${email},${columns.map((c) => cell(byName[c])).join(',')},${cell((membership.get(id) ?? []).sort().join(';'))},${cell(phone)}\n`;
   }
   sql.close();
@@ -147,7 +151,9 @@ for (let i = 0; i < RUNS; i++) {
 }
 
 const row = (label, ms, ratio, atMost) =>
-  console.log(`${label.padEnd(58)} ${ms.toFixed(0).padStart(7)} ms${ratio === undefined ? '' : `   ${ratio.toFixed(2)}× (goal ≤ ${atMost}×) ${ratio <= atMost ? 'ok' : 'MISSED'}`}`);
+  console.log(
+    `${label.padEnd(58)} ${ms.toFixed(0).padStart(7)} ms${ratio === undefined ? '' : `   ${ratio.toFixed(2)}× (goal ≤ ${atMost}×) ${ratio <= atMost ? 'ok' : 'MISSED'}`}`,
+  );
 console.log(`\nseeding (median of ${RUNS}; a 2-core machine shared with other work, so read the ratios)`);
 row('amsg members import, 10,000 members (CSV)', import10k);
 row('amsg seed, the same 10,000 generated', seed10k, seed10k / import10k, 1.5);

@@ -77,8 +77,22 @@ for (let run = 1; run <= RUNS; run++) {
   amsg(plainDb, 'fields', 'create', 'city', '--type', 'text');
   plainImports.push(amsg(plainDb, 'members', 'import', plainCsv, '--group', 'Everyone', '-q').ms);
   say(`run ${run}/${RUNS}: SMS to ${ROWS.toLocaleString('en-US')}`);
-  const created = amsg(db, 'sms', 'campaigns', 'create', '--name', 'Spring', '--from', '+15555550100', '--group', 'Everyone',
-    '--shorten-links', '--message', MESSAGE, '--json');
+  const created = amsg(
+    db,
+    'sms',
+    'campaigns',
+    'create',
+    '--name',
+    'Spring',
+    '--from',
+    '+15555550100',
+    '--group',
+    'Everyone',
+    '--shorten-links',
+    '--message',
+    MESSAGE,
+    '--json',
+  );
   const id = JSON.parse(created.stdout);
   const sent = amsg(db, 'sms', 'campaigns', 'send', String(id), '--wait', '--json');
   sends.push(created.ms + sent.ms);
@@ -95,8 +109,20 @@ const md = (cells) => `| ${cells.join(' | ')} |`;
 console.log(`\nsending a personalized SMS campaign to ${ROWS.toLocaleString('en-US')} members, median of ${RUNS}\n`);
 console.log(md(['Figure', 'Baseline (median)', 'amsg (median)', 'Ratio', 'Goal', 'Result']));
 console.log(md(['---', '---', '---', '---', '---', '---']));
-console.log(md(['local SMS send (campaigns create + send --wait)', `import of the same members: ${fmt(imp)}`, fmt(send), `${(send / imp).toFixed(2)}×`, '≤ 1.0×', send / imp <= 1 ? 'pass' : 'FAIL']));
+console.log(
+  md([
+    'local SMS send (campaigns create + send --wait)',
+    `import of the same members: ${fmt(imp)}`,
+    fmt(send),
+    `${(send / imp).toFixed(2)}×`,
+    '≤ 1.0×',
+    send / imp <= 1 ? 'pass' : 'FAIL',
+  ]),
+);
 const plain = median(plainImports);
-console.log(`\ncontext: the import of the same members without phone numbers took ${fmt(plain)}; the send is ${(send / plain).toFixed(2)}× that`);
-if (measuresRss) console.log(`\npeak RSS of the send: ${median(rss).toFixed(0)} MB (goal ≤ 250 MB): ${median(rss) <= 250 ? 'pass' : 'FAIL'}`);
+console.log(
+  `\ncontext: the import of the same members without phone numbers took ${fmt(plain)}; the send is ${(send / plain).toFixed(2)}× that`,
+);
+if (measuresRss)
+  console.log(`\npeak RSS of the send: ${median(rss).toFixed(0)} MB (goal ≤ 250 MB): ${median(rss) <= 250 ? 'pass' : 'FAIL'}`);
 else console.log('\npeak RSS: /usr/bin/time is missing; not measured');

@@ -44,7 +44,10 @@ const amsg = (db, ...args) => timed(process.execPath, [BIN, ...args], { ...ENV, 
  */
 function timedImport(db, file) {
   const started = process.hrtime.bigint();
-  const r = spawnSync('/usr/bin/time', ['-f', 'cpu=%U %S', process.execPath, BIN, 'members', 'import', file], { env: { ...process.env, ...ENV, AMSG_DB: db }, encoding: 'utf8' });
+  const r = spawnSync('/usr/bin/time', ['-f', 'cpu=%U %S', process.execPath, BIN, 'members', 'import', file], {
+    env: { ...process.env, ...ENV, AMSG_DB: db },
+    encoding: 'utf8',
+  });
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   if (r.status !== 0) throw new Error(`import exited ${r.status}: ${r.stderr.slice(-2000)}`);
   const m = /cpu=([\d.]+) ([\d.]+)/.exec(r.stderr);
@@ -69,7 +72,14 @@ async function receiver() {
 // ---------------------------------------------------------------- 1. import with and without webhooks
 
 // The receiver of the import runs as a child: the timed import blocks this process.
-const importReceiver = spawn(process.execPath, ['-e', "require('http').createServer((q,s)=>{q.resume();q.on('end',()=>s.end())}).listen(0,'127.0.0.1',function(){console.log(this.address().port)})"], { stdio: ['ignore', 'pipe', 'inherit'] });
+const importReceiver = spawn(
+  process.execPath,
+  [
+    '-e',
+    "require('http').createServer((q,s)=>{q.resume();q.on('end',()=>s.end())}).listen(0,'127.0.0.1',function(){console.log(this.address().port)})",
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
 children.add(importReceiver);
 const importHook = `http://127.0.0.1:${(await new Promise((r) => importReceiver.stdout.once('data', r))).toString().trim()}/`;
 
@@ -81,7 +91,12 @@ function prepare(name, hooks) {
   const db = join(TMP, `${name}.db`);
   rmSync(db, { force: true });
   amsg(db, 'init');
-  for (const [field, type] of [['city', 'text'], ['birthday', 'date'], ['score', 'numeric']]) amsg(db, 'fields', 'create', field, '--type', type);
+  for (const [field, type] of [
+    ['city', 'text'],
+    ['birthday', 'date'],
+    ['score', 'numeric'],
+  ])
+    amsg(db, 'fields', 'create', field, '--type', type);
   if (hooks) for (const event of ['import_finish', 'member_add']) amsg(db, 'webhooks', 'create', importHook, '--event', event);
   return db;
 }
@@ -92,7 +107,15 @@ const plainCpu = [];
 const hookedCpu = [];
 for (let run = 1; run <= RUNS; run++) {
   // Alternating sides, so drift on a shared machine falls on both.
-  for (const [side, list, cpuList] of run % 2 ? [['plain', plain, plainCpu], ['hooked', hooked, hookedCpu]] : [['hooked', hooked, hookedCpu], ['plain', plain, plainCpu]]) {
+  for (const [side, list, cpuList] of run % 2
+    ? [
+        ['plain', plain, plainCpu],
+        ['hooked', hooked, hookedCpu],
+      ]
+    : [
+        ['hooked', hooked, hookedCpu],
+        ['plain', plain, plainCpu],
+      ]) {
     const db = prepare(`${side}-${run}`, side === 'hooked');
     const { ms, cpuMs } = timedImport(db, csv);
     list.push(ms);
@@ -111,8 +134,12 @@ for (let run = 1; run <= RUNS; run++) {
 }
 await stopChild(importReceiver, children);
 const ratio = median(hooked) / median(plain);
-console.log(`import of ${ROWS.toLocaleString('en-US')} members: no webhook ${(median(plain) / 1000).toFixed(2)} s, with webhooks for import_finish and member_add ${(median(hooked) / 1000).toFixed(2)} s: ${ratio.toFixed(3)}× (goal ≤ 1.05×, medians of ${RUNS})`);
-console.log(`  CPU time (user + system): no webhook ${(median(plainCpu) / 1000).toFixed(2)} s, with webhooks ${(median(hookedCpu) / 1000).toFixed(2)} s: ${(median(hookedCpu) / median(plainCpu)).toFixed(3)}×`);
+console.log(
+  `import of ${ROWS.toLocaleString('en-US')} members: no webhook ${(median(plain) / 1000).toFixed(2)} s, with webhooks for import_finish and member_add ${(median(hooked) / 1000).toFixed(2)} s: ${ratio.toFixed(3)}× (goal ≤ 1.05×, medians of ${RUNS})`,
+);
+console.log(
+  `  CPU time (user + system): no webhook ${(median(plainCpu) / 1000).toFixed(2)} s, with webhooks ${(median(hookedCpu) / 1000).toFixed(2)} s: ${(median(hookedCpu) / median(plainCpu)).toFixed(3)}×`,
+);
 
 // ---------------------------------------------------------------- 2. serve delivering E events
 
@@ -120,11 +147,18 @@ const db = join(TMP, 'serve.db');
 const init = JSON.parse(amsg(db, 'init', '--json').stdout);
 const auth = `Basic ${Buffer.from(`${init.public_key}:${init.private_key}`).toString('base64')}`;
 const recv = await receiver();
-const serve = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--db', db], { env: { ...process.env, ...ENV }, stdio: ['ignore', 'pipe', 'inherit'] });
+const serve = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--db', db], {
+  env: { ...process.env, ...ENV },
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
 children.add(serve);
 const base = (await new Promise((r) => serve.stdout.once('data', r))).toString().split('\n')[0].trim();
 const post = (path, body) =>
-  fetch(`${base}/1${path}`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => {
+  fetch(`${base}/1${path}`, {
+    method: 'POST',
+    headers: { authorization: auth, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  }).then(async (r) => {
     if (r.status !== 200) throw new Error(`${path}: ${r.status} ${await r.text()}`);
     return r.json();
   });
@@ -156,7 +190,10 @@ recv.server.closeAllConnections();
 recv.server.close();
 const check = new Database(db, { readonly: true });
 const committed = new Map(
-  check.prepare('SELECT event_id, occurred_at FROM webhook_events').all().map((e) => [e.event_id, Date.parse(`${e.occurred_at.slice(0, 23)}Z`)]),
+  check
+    .prepare('SELECT event_id, occurred_at FROM webhook_events')
+    .all()
+    .map((e) => [e.event_id, Date.parse(`${e.occurred_at.slice(0, 23)}Z`)]),
 );
 check.close();
 const lagsOf = (arrivals) => [...arrivals].map(([id, at]) => at - committed.get(id)).sort((a, b) => a - b);
@@ -170,5 +207,7 @@ console.log(
     `(the adds took ${(addsMs / 1000).toFixed(2)} s, ${Math.round(EVENTS / (addsMs / 1000))}/s); lag from commit to delivery p50 ${pct(lags, 50)} ms, p99 ${pct(lags, 99)} ms`,
 );
 const paced = lagsOf(pacedArrivals);
-console.log(`paced adds (${PACED.toLocaleString('en-US')}, 50/s): ${pacedArrivals.size.toLocaleString('en-US')} delivered; lag from commit to delivery p50 ${pct(paced, 50)} ms, p99 ${pct(paced, 99)} ms`);
+console.log(
+  `paced adds (${PACED.toLocaleString('en-US')}, 50/s): ${pacedArrivals.size.toLocaleString('en-US')} delivered; lag from commit to delivery p50 ${pct(paced, 50)} ms, p99 ${pct(paced, 99)} ms`,
+);
 if (burstArrivals.size < EVENTS || pacedArrivals.size < PACED) process.exitCode = 1;

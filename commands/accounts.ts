@@ -75,26 +75,25 @@ export function register(accounts: Command) {
       accounts
         .command('retire <id>')
         .description('retire a sub-account: unreachable at once, its data purged after 30 days; cannot be undone'),
-    )
-      .action(
-        action(async (ctx, ref: string) => {
-          const id = accountId(ref);
-          const api = await ctx.api();
-          // No name for an id that is not a sub-account: the retire itself says why (the HQ, another HQ's).
-          // A dry run cannot leave that to the retire, so it answers the lookup's refusal.
-          const account = await api.get<{ account_name: string }>(`/enterprise/subaccount/${id}`).catch((err) => {
-            if (ctx.opts.dryRun) throw err;
-            return undefined;
-          });
-          const named = account ? `sub-account "${account.account_name}" (${id})` : `sub-account ${id}`;
-          await ctx.change(
-            `retire ${named} (its data is purged in 30 days and cannot be recovered)`,
-            1,
-            () => api.delete(`/enterprise/subaccount/${id}`),
-            `Retired sub-account ${id}; its data is purged in 30 days.`,
-          );
-        }),
-      ),
+    ).action(
+      action(async (ctx, ref: string) => {
+        const id = accountId(ref);
+        const api = await ctx.api();
+        // No name for an id that is not a sub-account: the retire itself says why (the HQ, another HQ's).
+        // A dry run cannot leave that to the retire, so it answers the lookup's refusal.
+        const account = await api.get<{ account_name: string }>(`/enterprise/subaccount/${id}`).catch((err) => {
+          if (ctx.opts.dryRun) throw err;
+          return undefined;
+        });
+        const named = account ? `sub-account "${account.account_name}" (${id})` : `sub-account ${id}`;
+        await ctx.change(
+          `retire ${named} (its data is purged in 30 days and cannot be recovered)`,
+          1,
+          () => api.delete(`/enterprise/subaccount/${id}`),
+          `Retired sub-account ${id}; its data is purged in 30 days.`,
+        );
+      }),
+    ),
     ['amsg accounts retire 2 --yes'],
   );
 }
@@ -105,7 +104,14 @@ export function registerAccess(access: Command) {
     if (/^\d+$/.test(ref)) return Number(ref);
     const users = await api.get<{ user_id: number; email: string }[]>('/users');
     const found = users.find((u) => u.email === ref.toLowerCase());
-    if (!found) throw new NotFoundError(`no user with e-mail ${ref} (see amsg users list)${didYouMean(ref, users.map((u) => u.email))}`, 'user');
+    if (!found)
+      throw new NotFoundError(
+        `no user with e-mail ${ref} (see amsg users list)${didYouMean(
+          ref,
+          users.map((u) => u.email),
+        )}`,
+        'user',
+      );
     return found.user_id;
   };
   examples(
@@ -115,16 +121,27 @@ export function registerAccess(access: Command) {
       .requiredOption('--accounts <ids>', 'comma-separated sub-account ids; an empty string clears the list')
       .action(
         action(async (ctx, ref: string, o: { accounts: string }) => {
-          const ids = parseIds(o.accounts.split(',').map((x) => x.trim()).filter(Boolean), '--accounts');
+          const ids = parseIds(
+            o.accounts
+              .split(',')
+              .map((x) => x.trim())
+              .filter(Boolean),
+            '--accounts',
+          );
           const api = await ctx.api();
           const id = await userId(api, ref);
-          await ctx.done(await api.put(`/enterprise/${id}/subaccounts`, { accounts: ids }), `User ${id} may now act on: ${ids.join(', ') || 'no sub-account'}.`);
+          await ctx.done(
+            await api.put(`/enterprise/${id}/subaccounts`, { accounts: ids }),
+            `User ${id} may now act on: ${ids.join(', ') || 'no sub-account'}.`,
+          );
         }),
       ),
     ['amsg users access set ops@example.com --accounts 12,13', 'amsg users access set 4 --accounts ""'],
   );
   examples(
-    listOptions(access.command('list <user>').description('the sub-accounts a user can act on (every one for an owner)'), { countable: true }).action(
+    listOptions(access.command('list <user>').description('the sub-accounts a user can act on (every one for an owner)'), {
+      countable: true,
+    }).action(
       action(async (ctx, ref: string, o: ListFlags) => {
         const api = await ctx.api();
         await printList(ctx, `/enterprise/${await userId(api, ref)}/subaccounts`, {}, o, { columns: COLUMNS }, SUBACCOUNTS);

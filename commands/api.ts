@@ -6,7 +6,6 @@ import type { Method } from '../src/client/transport.js';
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 export function register(api: Command) {
-
   examples(
     api
       .command('spec')

@@ -3,8 +3,7 @@ import { action, examples, UsageError } from '../src/cli/context.js';
 import { configPath, PROFILE_KEYS, readConfig, writeConfig, type ProfileKey } from '../src/client/config.js';
 
 /** Shows a key pair's public half only. */
-const mask = (key: string, value: string | undefined) =>
-  key === 'api_key' && value ? value.replace(/:.*/, ':••••') : value;
+const mask = (key: string, value: string | undefined) => (key === 'api_key' && value ? value.replace(/:.*/, ':••••') : value);
 
 export function register(config: Command) {
   config.description(`configuration profiles, in ${configPath()}`);

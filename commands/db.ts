@@ -47,25 +47,24 @@ export function register(db: Command) {
       db
         .command('restore <file>')
         .description('replace the contents of the local database with a snapshot (a running amsg serve sees it at its next request)'),
-    )
-      .action(
-        action(async (ctx, file: string) => {
-          const target = localDb(ctx);
-          const what = `replace everything in ${target} with the snapshot ${file}`;
-          if (ctx.opts.dryRun) {
-            const { existsSync } = await import('node:fs');
-            if (!existsSync(file)) throw new UsageError(`there is no snapshot ${file}`, 'file');
-            return ctx.wouldChange(what, 1);
-          }
-          await ctx.confirm(what);
-          const started = performance.now();
-          const { restoreSnapshot } = await snapshots();
-          await run(() => restoreSnapshot(file, target));
-          ctx.note(`restored in ${Math.round(performance.now() - started)} ms`);
-          const out = { restored: file, db: target };
-          await ctx.done(out, `Restored ${target} from ${file}.`);
-        }),
-      ),
+    ).action(
+      action(async (ctx, file: string) => {
+        const target = localDb(ctx);
+        const what = `replace everything in ${target} with the snapshot ${file}`;
+        if (ctx.opts.dryRun) {
+          const { existsSync } = await import('node:fs');
+          if (!existsSync(file)) throw new UsageError(`there is no snapshot ${file}`, 'file');
+          return ctx.wouldChange(what, 1);
+        }
+        await ctx.confirm(what);
+        const started = performance.now();
+        const { restoreSnapshot } = await snapshots();
+        await run(() => restoreSnapshot(file, target));
+        ctx.note(`restored in ${Math.round(performance.now() - started)} ms`);
+        const out = { restored: file, db: target };
+        await ctx.done(out, `Restored ${target} from ${file}.`);
+      }),
+    ),
     ['amsg db restore seeded.db --yes', 'amsg --db ci.db db restore /tmp/ci-start.db --yes'],
   );
 }

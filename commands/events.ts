@@ -38,7 +38,10 @@ async function typeId(api: Api, k: KindNames, ref: string): Promise<number> {
   const found = types.find((t) => String(t[k.typeName]).toLowerCase() === ref.toLowerCase());
   if (!found)
     throw new NotFoundError(
-      `no ${k.noun} type is named "${ref}" (amsg ${k.base} types list shows them)${didYouMean(ref, types.map((t) => String(t[k.typeName])))}`,
+      `no ${k.noun} type is named "${ref}" (amsg ${k.base} types list shows them)${didYouMean(
+        ref,
+        types.map((t) => String(t[k.typeName])),
+      )}`,
       'type',
     );
   return found[k.typeId] as number;
@@ -65,11 +68,21 @@ function attributesOf(o: { attr?: string[]; attributes?: string }): Record<strin
 /** `types list|get|create|rename|delete` and `record`/`list`, the same for both kinds. */
 export function registerKind(cmd: Command, k: KindNames) {
   const TYPE_COLUMNS = [k.typeId, k.typeName, 'display_name', 'created_at'];
-  const RECORD_COLUMNS = [k.recordId, 'member_id', k.typeId, `${k.prefix}_monetary_value`, `${k.prefix}_timestamp`, 'mailing_id', 'attributes'];
+  const RECORD_COLUMNS = [
+    k.recordId,
+    'member_id',
+    k.typeId,
+    `${k.prefix}_monetary_value`,
+    `${k.prefix}_timestamp`,
+    'mailing_id',
+    'attributes',
+  ];
   const types = cmd.command('types').description(`the ${k.noun} type catalogue`);
 
   examples(
-    listOptions(types.command('list').description(`list ${k.noun} types (every one unless --limit or --start)`), { countable: true }).action(
+    listOptions(types.command('list').description(`list ${k.noun} types (every one unless --limit or --start)`), {
+      countable: true,
+    }).action(
       action(async (ctx, o: ListFlags) => {
         await printList(ctx, `/${k.base}`, {}, o, { columns: TYPE_COLUMNS }, { countable: true, allByDefault: true });
       }),
@@ -98,7 +111,10 @@ export function registerKind(cmd: Command, k: KindNames) {
       .action(
         action(async (ctx, name: string, o: { displayName?: string }) => {
           const api = await ctx.api();
-          const created = await api.post<Record<string, unknown>>(`/${k.base}`, { [k.typeName]: name, display_name: o.displayName ?? name });
+          const created = await api.post<Record<string, unknown>>(`/${k.base}`, {
+            [k.typeName]: name,
+            display_name: o.displayName ?? name,
+          });
           await ctx.done(created, `Created ${k.noun} type ${created[k.typeId]} "${name}".`);
         }),
       ),
@@ -124,21 +140,20 @@ export function registerKind(cmd: Command, k: KindNames) {
   );
 
   examples(
-    dryRunOption(types.command('delete <type>').description(`delete ${an(k)} type and every ${k.noun} of it (irreversible)`))
-      .action(
-        action(async (ctx, ref: string) => {
-          const api = await ctx.api();
-          const id = await typeId(api, k, ref);
-          const type = await api.get<Record<string, string>>(`/${k.base}/${id}`);
-          // The service keeps no count of a type's records; the phrase says they go too.
-          await ctx.change(
-            `delete ${k.noun} type "${type[k.typeName]}" (${id}) and every ${k.noun} of it`,
-            1,
-            () => api.delete(`/${k.base}/${id}`),
-            `Deleted ${k.noun} type ${id} and its ${k.noun}s.`,
-          );
-        }),
-      ),
+    dryRunOption(types.command('delete <type>').description(`delete ${an(k)} type and every ${k.noun} of it (irreversible)`)).action(
+      action(async (ctx, ref: string) => {
+        const api = await ctx.api();
+        const id = await typeId(api, k, ref);
+        const type = await api.get<Record<string, string>>(`/${k.base}/${id}`);
+        // The service keeps no count of a type's records; the phrase says they go too.
+        await ctx.change(
+          `delete ${k.noun} type "${type[k.typeName]}" (${id}) and every ${k.noun} of it`,
+          1,
+          () => api.delete(`/${k.base}/${id}`),
+          `Deleted ${k.noun} type ${id} and its ${k.noun}s.`,
+        );
+      }),
+    ),
     [`amsg ${k.base} types delete purchase --yes`],
   );
 
@@ -153,26 +168,32 @@ export function registerKind(cmd: Command, k: KindNames) {
       .option('--mailing <id>', 'the mailing it came from')
       .option('--at <datetime>', 'when it happened (default now), e.g. 2026-05-01T09:00:00Z')
       .action(
-        action(async (ctx, member: string, o: { type: string; value?: string; attr?: string[]; attributes?: string; mailing?: string; at?: string }) => {
-          const item: Record<string, unknown> = isId(member) ? { member_id: Number(member) } : { email: member };
-          if (isId(o.type)) item[k.typeId] = Number(o.type);
-          else item[k.typeName] = o.type;
-          if (o.value !== undefined) {
-            const value = Number(o.value);
-            if (o.value.trim() === '' || !Number.isFinite(value)) throw new UsageError(`--value must be a number, got "${o.value}"`);
-            item[`${k.prefix}_monetary_value`] = value;
-          }
-          const attributes = attributesOf(o);
-          if (attributes !== undefined) item.attributes = attributes;
-          if (o.mailing !== undefined) {
-            if (!isId(o.mailing)) throw new UsageError(`--mailing must be a mailing id, got "${o.mailing}"`);
-            item.mailing_id = Number(o.mailing);
-          }
-          if (o.at !== undefined) item[`${k.prefix}_timestamp`] = o.at;
-          const api = await ctx.api();
-          const [created] = await api.post<Record<string, unknown>[]>(`/${k.base}/members`, { [k.itemsKey]: [item] });
-          await ctx.done([created], `Recorded ${k.noun} ${created[k.recordId]} for member ${created.member_id}.`);
-        }),
+        action(
+          async (
+            ctx,
+            member: string,
+            o: { type: string; value?: string; attr?: string[]; attributes?: string; mailing?: string; at?: string },
+          ) => {
+            const item: Record<string, unknown> = isId(member) ? { member_id: Number(member) } : { email: member };
+            if (isId(o.type)) item[k.typeId] = Number(o.type);
+            else item[k.typeName] = o.type;
+            if (o.value !== undefined) {
+              const value = Number(o.value);
+              if (o.value.trim() === '' || !Number.isFinite(value)) throw new UsageError(`--value must be a number, got "${o.value}"`);
+              item[`${k.prefix}_monetary_value`] = value;
+            }
+            const attributes = attributesOf(o);
+            if (attributes !== undefined) item.attributes = attributes;
+            if (o.mailing !== undefined) {
+              if (!isId(o.mailing)) throw new UsageError(`--mailing must be a mailing id, got "${o.mailing}"`);
+              item.mailing_id = Number(o.mailing);
+            }
+            if (o.at !== undefined) item[`${k.prefix}_timestamp`] = o.at;
+            const api = await ctx.api();
+            const [created] = await api.post<Record<string, unknown>[]>(`/${k.base}/members`, { [k.itemsKey]: [item] });
+            await ctx.done([created], `Recorded ${k.noun} ${created[k.recordId]} for member ${created.member_id}.`);
+          },
+        ),
       ),
     [
       `amsg ${k.base} record ada@example.com --type purchase --value 19.99 --attr sku=A1 --mailing 7`,
@@ -181,7 +202,9 @@ export function registerKind(cmd: Command, k: KindNames) {
   );
 
   examples(
-    listOptions(cmd.command('list <member>').description(`a member's ${k.noun}s, oldest first, a window of 500 at a time unless --all`), { countable: true }).action(
+    listOptions(cmd.command('list <member>').description(`a member's ${k.noun}s, oldest first, a window of 500 at a time unless --all`), {
+      countable: true,
+    }).action(
       action(async (ctx, member: string, o: ListFlags) => {
         const api = await ctx.api();
         const id = await memberId(api, member);
@@ -233,7 +256,10 @@ export function register(events: Command) {
           const progress = await createIngestProgress(ctx.stderr.stream, { quiet: ctx.quiet });
           let result;
           try {
-            result = await ingestEvents(readEvents(input), transport, api.accountId, { concurrency, onProgress: (s) => progress.update(s) });
+            result = await ingestEvents(readEvents(input), transport, api.accountId, {
+              concurrency,
+              onProgress: (s) => progress.update(s),
+            });
           } finally {
             await progress.stop();
             if (own) await transport.close();
@@ -242,7 +268,9 @@ export function register(events: Command) {
           const shown = refusals.slice(0, 20);
           for (const r of shown) ctx.stderr.write(`amsg: line ${r.line}: ${r.error}\n`);
           if (refusals.length > shown.length)
-            ctx.stderr.write(`amsg: … and ${refusals.length - shown.length} more refused lines${o.errorsOut ? ` (all in ${o.errorsOut})` : ' (--errors-out FILE lists them all)'}\n`);
+            ctx.stderr.write(
+              `amsg: … and ${refusals.length - shown.length} more refused lines${o.errorsOut ? ` (all in ${o.errorsOut})` : ' (--errors-out FILE lists them all)'}\n`,
+            );
           if (o.errorsOut) {
             const { writeFile } = await import('node:fs/promises');
             await writeFile(o.errorsOut, refusals.map((r) => JSON.stringify(r) + '\n').join(''));
@@ -263,7 +291,9 @@ export function register(events: Command) {
     listOptions(
       events
         .command('inbound [id]')
-        .description('ingested events with their outcome, a window of 500 at a time unless --all (one, with the workflow runs it made, by id)')
+        .description(
+          'ingested events with their outcome, a window of 500 at a time unless --all (one, with the workflow runs it made, by id)',
+        )
         .option('--outcome <outcome>', `only these: ${OUTCOMES.join(', ')}`),
       { countable: true },
     ).action(

@@ -30,7 +30,10 @@ function includeFields(value: string | undefined): true | string[] | undefined {
   if (value === undefined) return undefined;
   if (value === 'all') return true;
   if (value === 'none') return [];
-  return value.split(',').map((s) => s.trim()).filter(Boolean);
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 export function register(cmd: Command) {
@@ -73,14 +76,20 @@ export function register(cmd: Command) {
               member_status_ids: o.status?.split(',').map((s) => statusLetter(s.trim(), ['a', 'e', 'o'])),
               include_fields: includeFields(o.fields),
               mfv_delimiter: o.delimiter,
-              sms: o.smsFields ? { fields: o.smsFields.split(',').map((s) => s.trim()).filter(Boolean) } : undefined,
+              sms: o.smsFields
+                ? {
+                    fields: o.smsFields
+                      .split(',')
+                      .map((s) => s.trim())
+                      .filter(Boolean),
+                  }
+                : undefined,
             };
             const created = await api.post<{ export_id: number }>('/exports', {
               user_id: await actingUserEmail(api, o.userEmail),
               criteria,
             });
-            if (!o.wait && o.download === undefined)
-              return ctx.done(created, `Created export ${created.export_id}.`);
+            if (!o.wait && o.download === undefined) return ctx.done(created, `Created export ${created.export_id}.`);
             await finish(ctx, api, created.export_id, o.download);
           },
         ),

@@ -26,7 +26,10 @@ function definition(o: DefinitionFlags) {
     short_display_name: o.shortDisplayName,
     field_type: o.type,
     widget_type: o.widget,
-    options: o.options?.split(',').map((s) => s.trim()).filter(Boolean),
+    options: o.options
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     column_order: o.order === undefined ? undefined : Number(o.order),
     required: o.required,
   };
@@ -41,7 +44,14 @@ const withDefinitionFlags = (cmd: Command) =>
     .option('--order <n>', 'column order')
     .option('--required', 'the field is required on forms');
 
-const RELATIONSHIP_COLUMNS = ['relationship_id', 'relationship_name', 'parent_field.shortcut_name', 'child_field.shortcut_name', 'options', 'created_at'];
+const RELATIONSHIP_COLUMNS = [
+  'relationship_id',
+  'relationship_name',
+  'parent_field.shortcut_name',
+  'child_field.shortcut_name',
+  'options',
+  'created_at',
+];
 
 /** `--allow "EU=Oslo,Paris"`, repeated: each parent option to the child options it allows. */
 function allowedOptions(pairs: string[] | undefined): Record<string, string[]> | undefined {
@@ -51,7 +61,14 @@ function allowedOptions(pairs: string[] | undefined): Record<string, string[]> |
     const eq = pair.indexOf('=');
     if (eq < 1) throw new UsageError(`--allow takes PARENT=CHILD,CHILD, got "${pair}"`);
     const parent = pair.slice(0, eq).trim();
-    out[parent] = [...(out[parent] ?? []), ...pair.slice(eq + 1).split(',').map((c) => c.trim()).filter(Boolean)];
+    out[parent] = [
+      ...(out[parent] ?? []),
+      ...pair
+        .slice(eq + 1)
+        .split(',')
+        .map((c) => c.trim())
+        .filter(Boolean),
+    ];
   }
   return out;
 }
@@ -63,7 +80,10 @@ async function relationshipId(api: Api, ref: string): Promise<number> {
   const r = all.find((x) => x.relationship_name.toLowerCase() === ref.toLowerCase());
   if (!r)
     throw new NotFoundError(
-      `no field relationship named "${ref}" (see amsg fields relationships list)${didYouMean(ref, all.map((x) => x.relationship_name))}`,
+      `no field relationship named "${ref}" (see amsg fields relationships list)${didYouMean(
+        ref,
+        all.map((x) => x.relationship_name),
+      )}`,
       'relationship',
     );
   return r.relationship_id;
@@ -94,7 +114,9 @@ interface Relationship {
 function registerRelationships(relationships: Command) {
   relationships.description("field relationships: a parent field's option limits the child field's options");
   examples(
-    listOptions(relationships.command('list').description('list field relationships (every one unless --limit)'), { windowed: false }).action(
+    listOptions(relationships.command('list').description('list field relationships (every one unless --limit)'), {
+      windowed: false,
+    }).action(
       action(async (ctx, o: ListFlags) => {
         await printList(ctx, '/fields/relationships', {}, o, { columns: RELATIONSHIP_COLUMNS }, { windowed: false, allByDefault: true });
       }),
@@ -150,20 +172,19 @@ function registerRelationships(relationships: Command) {
     ['amsg fields relationships update "Region → Office" --allow "EU=Oslo" --allow "US=Austin,Boston"'],
   );
   examples(
-    dryRunOption(relationships.command('delete <relationship>').description('delete a relationship (member values stay)'))
-      .action(
-        action(async (ctx, ref: string) => {
-          const api = await ctx.api();
-          const id = await relationshipId(api, ref);
-          const r = await api.get<Relationship>(`/fields/relationships/${id}`);
-          await ctx.change(
-            `delete field relationship "${r.relationship_name}" (${id}) of ${r.parent_field.shortcut_name} → ${r.child_field.shortcut_name}`,
-            1,
-            () => api.delete(`/fields/relationships/${id}`),
-            `Deleted field relationship ${id}.`,
-          );
-        }),
-      ),
+    dryRunOption(relationships.command('delete <relationship>').description('delete a relationship (member values stay)')).action(
+      action(async (ctx, ref: string) => {
+        const api = await ctx.api();
+        const id = await relationshipId(api, ref);
+        const r = await api.get<Relationship>(`/fields/relationships/${id}`);
+        await ctx.change(
+          `delete field relationship "${r.relationship_name}" (${id}) of ${r.parent_field.shortcut_name} → ${r.child_field.shortcut_name}`,
+          1,
+          () => api.delete(`/fields/relationships/${id}`),
+          `Deleted field relationship ${id}.`,
+        );
+      }),
+    ),
     ['amsg fields relationships delete "Region → Office" --yes'],
   );
 }
@@ -172,12 +193,13 @@ export function register(fields: Command) {
   registerRelationships(fields.command('relationships'));
 
   examples(
-    listOptions(fields.command('list').description('list fields in column order').option('--deleted', 'include deleted fields'), { windowed: false })
-      .action(
-        action(async (ctx, o: ListFlags & { deleted?: boolean }) => {
-          await printList(ctx, '/fields', { deleted: o.deleted }, o, { columns: FIELD_COLUMNS }, { windowed: false });
-        }),
-      ),
+    listOptions(fields.command('list').description('list fields in column order').option('--deleted', 'include deleted fields'), {
+      windowed: false,
+    }).action(
+      action(async (ctx, o: ListFlags & { deleted?: boolean }) => {
+        await printList(ctx, '/fields', { deleted: o.deleted }, o, { columns: FIELD_COLUMNS }, { windowed: false });
+      }),
+    ),
     ['amsg fields list'],
   );
 
@@ -236,28 +258,26 @@ export function register(fields: Command) {
   );
 
   examples(
-    dryRunOption(fields.command('delete <field>').description('delete a field and every member value of it'))
-      .action(
-        action(async (ctx, ref: string, o: { dryRun?: boolean }) => {
-          const api = await ctx.api();
-          const id = await fieldId(api, ref);
-          const what = await fieldChange(api, id, 'delete', o.dryRun);
-          await ctx.change(what.phrase, what.count, () => api.delete(`/fields/${id}`), `Deleted field ${id}.`);
-        }),
-      ),
+    dryRunOption(fields.command('delete <field>').description('delete a field and every member value of it')).action(
+      action(async (ctx, ref: string, o: { dryRun?: boolean }) => {
+        const api = await ctx.api();
+        const id = await fieldId(api, ref);
+        const what = await fieldChange(api, id, 'delete', o.dryRun);
+        await ctx.change(what.phrase, what.count, () => api.delete(`/fields/${id}`), `Deleted field ${id}.`);
+      }),
+    ),
     ['amsg fields delete city --yes'],
   );
 
   examples(
-    dryRunOption(fields.command('clear <field>').description("clear the field's value for every member"))
-      .action(
-        action(async (ctx, ref: string, o: { dryRun?: boolean }) => {
-          const api = await ctx.api();
-          const id = await fieldId(api, ref);
-          const what = await fieldChange(api, id, 'clear', o.dryRun);
-          await ctx.change(what.phrase, what.count, () => api.post(`/fields/${id}/clear`, {}), `Cleared field ${id}.`);
-        }),
-      ),
+    dryRunOption(fields.command('clear <field>').description("clear the field's value for every member")).action(
+      action(async (ctx, ref: string, o: { dryRun?: boolean }) => {
+        const api = await ctx.api();
+        const id = await fieldId(api, ref);
+        const what = await fieldChange(api, id, 'clear', o.dryRun);
+        await ctx.change(what.phrase, what.count, () => api.post(`/fields/${id}/clear`, {}), `Cleared field ${id}.`);
+      }),
+    ),
     ['amsg fields clear city --yes'],
   );
 }
@@ -273,6 +293,7 @@ async function fieldChange(api: Api, id: number, verb: 'clear' | 'delete', count
     ? await countWhere<{ fields?: Record<string, unknown> }>(api, '/members', { deleted: true }, (m) => (m.fields?.[name] ?? null) !== null)
     : undefined;
   const values = holders === undefined ? 'every member' : counted(holders, 'member');
-  const phrase = verb === 'clear' ? `clear field "${name}" (${id}) for ${values}` : `delete field "${name}" (${id}) and its values for ${values}`;
+  const phrase =
+    verb === 'clear' ? `clear field "${name}" (${id}) for ${values}` : `delete field "${name}" (${id}) and its values for ${values}`;
   return { phrase, count: holders ?? null };
 }

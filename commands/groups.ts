@@ -8,7 +8,6 @@ const GROUP_COLUMNS = ['member_group_id', 'group_name', 'group_type', 'active_co
 const MEMBER_COLUMNS = ['member_id', 'email', 'status', 'fields', 'member_since'];
 
 export function register(groups: Command) {
-
   examples(
     listOptions(
       groups
@@ -68,21 +67,25 @@ export function register(groups: Command) {
   );
 
   examples(
-    dryRunOption(groups.command('delete <group>').description('delete a group (its members stay; only the memberships go)'))
-      .action(
-        action(async (ctx, ref: string) => {
-          const api = await ctx.api();
-          const id = await groupId(api, ctx, ref);
-          const group = await describeGroup(api, id);
-          const what = `delete ${group.label} and its ${counted(group.members, 'membership')}`;
-          await ctx.change(what, group.members, () => api.delete(`/groups/${id}`), `Deleted group ${id}.`);
-        }),
-      ),
+    dryRunOption(groups.command('delete <group>').description('delete a group (its members stay; only the memberships go)')).action(
+      action(async (ctx, ref: string) => {
+        const api = await ctx.api();
+        const id = await groupId(api, ctx, ref);
+        const group = await describeGroup(api, id);
+        const what = `delete ${group.label} and its ${counted(group.members, 'membership')}`;
+        await ctx.change(what, group.members, () => api.delete(`/groups/${id}`), `Deleted group ${id}.`);
+      }),
+    ),
     ['amsg groups delete 7 --yes'],
   );
 
   examples(
-    listOptions(groups.command('members <group>').description("a group's members, a window of 500 at a time unless --all").option('--deleted', 'include archived members')).action(
+    listOptions(
+      groups
+        .command('members <group>')
+        .description("a group's members, a window of 500 at a time unless --all")
+        .option('--deleted', 'include archived members'),
+    ).action(
       action(async (ctx, ref: string, o: ListFlags & { deleted?: boolean }) => {
         const api = await ctx.api();
         const id = await groupId(api, ctx, ref);
@@ -136,23 +139,22 @@ export function register(groups: Command) {
         .command('clear <group>')
         .description('remove every member from a group, or only those of one status')
         .option('--status <a|e|f|o>', 'only members with this status'),
-    )
-      .action(
-        action(async (ctx, ref: string, o: { status?: string; dryRun?: boolean }) => {
-          const status = o.status ? statusLetter(o.status, ['a', 'e', 'f', 'o']) : undefined;
-          const api = await ctx.api();
-          const id = await groupId(api, ctx, ref);
-          const group = await describeGroup(api, id);
-          const n = status ? (group.byStatus[status] ?? 0) : group.members;
-          const what = `remove ${counted(n, status ? `${statusWord(status)} member` : 'member')} from ${group.label}`;
-          await ctx.change(
-            what,
-            n,
-            () => api.delete<number>(`/groups/${id}/members`, { member_status_id: status }),
-            (removed) => `Removed ${counted(removed, 'member')} from ${group.label}.`,
-          );
-        }),
-      ),
+    ).action(
+      action(async (ctx, ref: string, o: { status?: string; dryRun?: boolean }) => {
+        const status = o.status ? statusLetter(o.status, ['a', 'e', 'f', 'o']) : undefined;
+        const api = await ctx.api();
+        const id = await groupId(api, ctx, ref);
+        const group = await describeGroup(api, id);
+        const n = status ? (group.byStatus[status] ?? 0) : group.members;
+        const what = `remove ${counted(n, status ? `${statusWord(status)} member` : 'member')} from ${group.label}`;
+        await ctx.change(
+          what,
+          n,
+          () => api.delete<number>(`/groups/${id}/members`, { member_status_id: status }),
+          (removed) => `Removed ${counted(removed, 'member')} from ${group.label}.`,
+        );
+      }),
+    ),
     ['amsg groups clear Newsletter --status o --yes'],
   );
 

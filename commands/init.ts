@@ -7,7 +7,10 @@ export function register(init: Command) {
     init
       .option('--account-name <name>', 'name of the account', 'My account')
       .option('--owner-email <email>', "the owner user's e-mail address", 'owner@localhost')
-      .option('--hq', 'make the account an HQ (parent) account that can have sub-accounts; on a database already set up, makes its account one')
+      .option(
+        '--hq',
+        'make the account an HQ (parent) account that can have sub-accounts; on a database already set up, makes its account one',
+      )
       .action(
         action(async (ctx, o: { accountName: string; ownerEmail: string; hq?: boolean }) => {
           const db = ctx.settings.db;
@@ -18,7 +21,9 @@ export function register(init: Command) {
           const result = initLocalDatabase(db, { accountName: o.accountName, ownerEmail: o.ownerEmail, hq: o.hq });
           const hq = result.hq ? { hq: true } : {};
           if (!result.created) {
-            ctx.note(`${db} is already set up (account ${result.account_id}); ${o.hq ? `account ${result.account_id} is an HQ account` : 'nothing was created'}`);
+            ctx.note(
+              `${db} is already set up (account ${result.account_id}); ${o.hq ? `account ${result.account_id} is an HQ account` : 'nothing was created'}`,
+            );
             return ctx.print({ account_id: result.account_id, db: resolve(db), created: false, ...hq });
           }
           const out = {

@@ -6,12 +6,14 @@ const KEY_COLUMNS = ['key_id', 'user_id', 'user_email', 'public_key', 'label', '
 
 export function register(keys: Command) {
   examples(
-    listOptions(keys.command('list').description("the account's keys (public halves)").option('--include-revoked', 'include revoked keys'), { windowed: false })
-      .action(
-        action(async (ctx, o: ListFlags & { includeRevoked?: boolean }) => {
-          await printList(ctx, '/keys', { include_revoked: o.includeRevoked }, o, { columns: KEY_COLUMNS }, { windowed: false });
-        }),
-      ),
+    listOptions(
+      keys.command('list').description("the account's keys (public halves)").option('--include-revoked', 'include revoked keys'),
+      { windowed: false },
+    ).action(
+      action(async (ctx, o: ListFlags & { includeRevoked?: boolean }) => {
+        await printList(ctx, '/keys', { include_revoked: o.includeRevoked }, o, { columns: KEY_COLUMNS }, { windowed: false });
+      }),
+    ),
     ['amsg keys list'],
   );
   examples(
@@ -35,19 +37,20 @@ export function register(keys: Command) {
     ['amsg keys create --label "CI job"', 'amsg keys create --user 2 --json'],
   );
   examples(
-    dryRunOption(keys.command('revoke <key-id>').description('revoke a key; calls with it fail from now on'))
-      .action(
-        action(async (ctx, id: string) => {
-          if (!/^\d+$/.test(id)) throw new UsageError(`the key id must be a number (see amsg keys list), got "${id}"`);
-          const api = await ctx.api();
-          type Key = { key_id: number; public_key: string; label: string | null; user_email: string; revoked_at: string | null };
-          const k = (await api.get<Key[]>('/keys', { include_revoked: true })).find((x) => x.key_id === Number(id));
-          // The service's own refusal otherwise; a dry run has no call to refuse it.
-          if (!k && ctx.opts.dryRun) throw new NotFoundError(`key ${id} not found (see amsg keys list)`, 'key_id');
-          const named = k ? `key ${id} "${k.label ?? k.public_key}" of ${k.user_email}${k.revoked_at ? ' (revoked already)' : ''}` : `key ${id}`;
-          await ctx.change(`revoke ${named}`, k?.revoked_at ? 0 : 1, () => api.delete(`/keys/${id}`), `Revoked key ${id}.`);
-        }),
-      ),
+    dryRunOption(keys.command('revoke <key-id>').description('revoke a key; calls with it fail from now on')).action(
+      action(async (ctx, id: string) => {
+        if (!/^\d+$/.test(id)) throw new UsageError(`the key id must be a number (see amsg keys list), got "${id}"`);
+        const api = await ctx.api();
+        type Key = { key_id: number; public_key: string; label: string | null; user_email: string; revoked_at: string | null };
+        const k = (await api.get<Key[]>('/keys', { include_revoked: true })).find((x) => x.key_id === Number(id));
+        // The service's own refusal otherwise; a dry run has no call to refuse it.
+        if (!k && ctx.opts.dryRun) throw new NotFoundError(`key ${id} not found (see amsg keys list)`, 'key_id');
+        const named = k
+          ? `key ${id} "${k.label ?? k.public_key}" of ${k.user_email}${k.revoked_at ? ' (revoked already)' : ''}`
+          : `key ${id}`;
+        await ctx.change(`revoke ${named}`, k?.revoked_at ? 0 : 1, () => api.delete(`/keys/${id}`), `Revoked key ${id}.`);
+      }),
+    ),
     ['amsg keys revoke 3 --yes'],
   );
 }

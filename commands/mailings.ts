@@ -4,7 +4,17 @@ import type { Api } from '../src/client/api.js';
 import { action, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
 import { describeMailing } from '../src/cli/describe.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
-import { collect, collectList, fieldSuggestion, groupIds, mailingId as mailingRef, memberId, parseIds, searchId, subscriptionId } from '../src/cli/resolve.js';
+import {
+  collect,
+  collectList,
+  fieldSuggestion,
+  groupIds,
+  mailingId as mailingRef,
+  memberId,
+  parseIds,
+  searchId,
+  subscriptionId,
+} from '../src/cli/resolve.js';
 
 const MAILING_COLUMNS = [
   'mailing_id',
@@ -115,8 +125,7 @@ export function numericId(value: string, what: string): number {
 }
 
 const ids = (values: string[] | undefined, flag: string) => (values ? parseIds(values, flag) : undefined);
-const searchIds = async (api: Api, refs: string[] | undefined) =>
-  refs ? Promise.all(refs.map((r) => searchId(api, r))) : undefined;
+const searchIds = async (api: Api, refs: string[] | undefined) => (refs ? Promise.all(refs.map((r) => searchId(api, r))) : undefined);
 
 // ---------------------------------------------------------------- audience flags
 
@@ -197,7 +206,9 @@ async function reportSettled(ctx: RunContext, api: Api, id: number, timeoutMs?: 
   if (!m) {
     const now = await api.get<MailingRecord>(`/mailings/${id}`);
     if (ctx.format !== 'table') await ctx.print(now);
-    ctx.stderr.write(`amsg: mailing ${id} is still ${STATUS_NAMES[now.mailing_status] ?? now.mailing_status} (${now.mailing_status}) after --timeout; run \`amsg mailings wait ${id}\` to go on waiting\n`);
+    ctx.stderr.write(
+      `amsg: mailing ${id} is still ${STATUS_NAMES[now.mailing_status] ?? now.mailing_status} (${now.mailing_status}) after --timeout; run \`amsg mailings wait ${id}\` to go on waiting\n`,
+    );
     process.exitCode = EXIT.refused;
     return;
   }
@@ -219,7 +230,14 @@ async function reportSettled(ctx: RunContext, api: Api, id: number, timeoutMs?: 
 const timeoutMs = (value: string | undefined) => (value === undefined ? undefined : parseDuration(value, '--timeout') * 1000);
 
 /** Prints the {mailing_id} of a new mailing, or waits for it to settle with --wait. */
-async function createdMailing(ctx: RunContext, api: Api, created: { mailing_id: number }, sentence: string, wait: boolean, timeout?: number) {
+async function createdMailing(
+  ctx: RunContext,
+  api: Api,
+  created: { mailing_id: number },
+  sentence: string,
+  wait: boolean,
+  timeout?: number,
+) {
   if (!wait) return ctx.done(created, sentence);
   ctx.note(sentence);
   await reportSettled(ctx, api, created.mailing_id, timeout);
@@ -319,7 +337,9 @@ function splitTest(o: CreateFlags) {
     o.variantSubject?.map((subject) => ({ subject })) ?? o.variantHtml?.map((file) => ({ html_body: readText(file, '--variant-html') }));
   if (!variants) {
     if (o.testPercent !== undefined || o.testDuration !== undefined)
-      throw new UsageError('--test-percent and --test-duration belong to a split test: give two or more --variant-subject or --variant-html');
+      throw new UsageError(
+        '--test-percent and --test-duration belong to a split test: give two or more --variant-subject or --variant-html',
+      );
     return undefined;
   }
   if (variants.length < 2)
@@ -349,7 +369,14 @@ export function register(mailings: Command) {
         action(
           async (
             ctx,
-            o: ListFlags & { status?: string[]; type?: string[]; archived?: boolean; scheduled?: boolean; withHtml?: boolean; withPlaintext?: boolean },
+            o: ListFlags & {
+              status?: string[];
+              type?: string[];
+              archived?: boolean;
+              scheduled?: boolean;
+              withHtml?: boolean;
+              withPlaintext?: boolean;
+            },
           ) => {
             const query = {
               mailing_statuses: letters(o.status, STATUS_NAMES, '--status'),
@@ -359,11 +386,22 @@ export function register(mailings: Command) {
               with_html_body: o.withHtml,
               with_plaintext: o.withPlaintext,
             };
-            await printList(ctx, '/mailings', query, o, { columns: MAILING_COLUMNS, words: { mailing_status: STATUS_NAMES } }, { windowed: false });
+            await printList(
+              ctx,
+              '/mailings',
+              query,
+              o,
+              { columns: MAILING_COLUMNS, words: { mailing_status: STATUS_NAMES } },
+              { windowed: false },
+            );
           },
         ),
       ),
-    ['amsg mailings list', 'amsg mailings list --status p,a --scheduled', 'amsg mailings list --type m,t,r --archived --json | jq ".[].mailing_id"'],
+    [
+      'amsg mailings list',
+      'amsg mailings list --status p,a --scheduled',
+      'amsg mailings list --type m,t,r --archived --json | jq ".[].mailing_id"',
+    ],
   );
 
   examples(
@@ -410,7 +448,8 @@ export function register(mailings: Command) {
       .option('--timeout <seconds|1h>', 'with --wait: stop waiting after this long (exit 1)')
       .action(
         action(async (ctx, o: CreateFlags) => {
-          if (o.wait && o.draft) throw new UsageError('--wait does not go with --draft: a draft is not sent until `amsg mailings resume ID`');
+          if (o.wait && o.draft)
+            throw new UsageError('--wait does not go with --draft: a draft is not sent until `amsg mailings resume ID`');
           const timeout = waitFlags(o);
           checkOneStdin([
             ['--html', o.html],
@@ -424,7 +463,8 @@ export function register(mailings: Command) {
             throw new UsageError('give the body: --html FILE and/or --plaintext FILE (- reads stdin)');
           const sendAt = checkDateTime(o.sendAt, '--send-at');
           // A content test's own body (what the rest of the audience gets before a winner) defaults to its first variant's.
-          const html_body = readOptional(o.html, '--html') ?? (split?.mailing_type === 'c' ? split.split_test.variants[0].html_body : undefined);
+          const html_body =
+            readOptional(o.html, '--html') ?? (split?.mailing_type === 'c' ? split.split_test.variants[0].html_body : undefined);
           const plaintext = readOptional(o.plaintext, '--plaintext');
           const api = await ctx.api();
           const body = {
@@ -509,7 +549,10 @@ export function register(mailings: Command) {
             const api = await ctx.api();
             const mailingId = await mailingRef(api, id);
             const m = await api.put<MailingRecord>(`/mailings/${mailingId}`, { status: word });
-            await ctx.done(m, `${past} mailing ${mailingId}: now ${STATUS_NAMES[m.mailing_status] ?? m.mailing_status} (${m.mailing_status}).`);
+            await ctx.done(
+              m,
+              `${past} mailing ${mailingId}: now ${STATUS_NAMES[m.mailing_status] ?? m.mailing_status} (${m.mailing_status}).`,
+            );
           }),
         ),
       [`amsg mailings ${name} 12`],
@@ -547,17 +590,26 @@ export function register(mailings: Command) {
       .option('--wait', 'wait until the new mailing is sent and print it')
       .option('--timeout <seconds|1h>', 'with --wait: stop waiting after this long (exit 1)')
       .action(
-        action(async (ctx, id: string, o: AudienceFlags & { sender?: string; suppressSegment?: string[]; wait?: boolean; timeout?: string }) => {
-          const timeout = waitFlags(o);
-          const api = await ctx.api();
-          const mailingId = await mailingRef(api, id);
-          const created = await api.post<{ mailing_id: number }>(`/mailings/${mailingId}`, {
-            sender: o.sender,
-            ...(await audienceBody(api, ctx, o)),
-            suppression_segments: await searchIds(api, o.suppressSegment),
-          });
-          await createdMailing(ctx, api, created, `Created mailing ${created.mailing_id}, a resend of mailing ${mailingId}.`, !!o.wait, timeout);
-        }),
+        action(
+          async (ctx, id: string, o: AudienceFlags & { sender?: string; suppressSegment?: string[]; wait?: boolean; timeout?: string }) => {
+            const timeout = waitFlags(o);
+            const api = await ctx.api();
+            const mailingId = await mailingRef(api, id);
+            const created = await api.post<{ mailing_id: number }>(`/mailings/${mailingId}`, {
+              sender: o.sender,
+              ...(await audienceBody(api, ctx, o)),
+              suppression_segments: await searchIds(api, o.suppressSegment),
+            });
+            await createdMailing(
+              ctx,
+              api,
+              created,
+              `Created mailing ${created.mailing_id}, a resend of mailing ${mailingId}.`,
+              !!o.wait,
+              timeout,
+            );
+          },
+        ),
       ),
     ['amsg mailings resend 12 --group "New members"', 'amsg mailings resend 12 --to ada@example.com --sender other@example.com --wait'],
   );
@@ -578,7 +630,13 @@ export function register(mailings: Command) {
             recipient_emails: o.to,
             heads_up_emails: o.headsUp,
           });
-          await createdMailing(ctx, api, created, `Member ${member} forwarded mailing ${mailingId} as mailing ${created.mailing_id}.`, !!o.wait);
+          await createdMailing(
+            ctx,
+            api,
+            created,
+            `Member ${member} forwarded mailing ${mailingId} as mailing ${created.mailing_id}.`,
+            !!o.wait,
+          );
         }),
       ),
     ['amsg mailings forward 12 ada@example.com --to bo@example.com,cy@example.com'],
@@ -599,7 +657,11 @@ export function register(mailings: Command) {
             ['--html', o.html],
             ['--plaintext', o.plaintext],
           ]);
-          const body = { html_body: readOptional(o.html, '--html'), plaintext: readOptional(o.plaintext, '--plaintext'), subject: o.subject };
+          const body = {
+            html_body: readOptional(o.html, '--html'),
+            plaintext: readOptional(o.plaintext, '--plaintext'),
+            subject: o.subject,
+          };
           const api = await ctx.api();
           try {
             await ctx.done(await api.post('/mailings/validate', body), 'Every tag is valid.');
@@ -610,7 +672,10 @@ export function register(mailings: Command) {
           }
         }),
       ),
-    ['amsg mailings validate --html may.html --subject "Hi [% member:first_name %]"', 'amsg mailings validate --plaintext - < note.txt --json'],
+    [
+      'amsg mailings validate --html may.html --subject "Hi [% member:first_name %]"',
+      'amsg mailings validate --plaintext - < note.txt --json',
+    ],
   );
 
   examples(
@@ -638,7 +703,10 @@ export function register(mailings: Command) {
           const winnerId = numericId(winner, 'VARIANT');
           const api = await ctx.api();
           const mailingId = await mailingRef(api, id);
-          await ctx.done(await api.post(`/mailings/${mailingId}/winner/${winnerId}`, {}), `Variant ${winnerId} wins split test ${mailingId}.`);
+          await ctx.done(
+            await api.post(`/mailings/${mailingId}/winner/${winnerId}`, {}),
+            `Variant ${winnerId} wins split test ${mailingId}.`,
+          );
         }),
       ),
     ['amsg mailings get 12 --json | jq .split_test.variants', 'amsg mailings winner 12 14'],
@@ -647,16 +715,21 @@ export function register(mailings: Command) {
   // Member lists come a window at a time; the command prints them whole unless told otherwise.
   const readCommand = (name: string, description: string, path: string, columns?: string[], paged = false) =>
     examples(
-      listOptions(mailings.command(`${name} <mailing>`).description(description), { windowed: paged })
-        .action(
-          action(async (ctx, id: string, o: ListFlags) => {
-            const mailingId = await mailingRef(await ctx.api(), id);
-            await printList(ctx, `/mailings/${mailingId}${path}`, {}, o, { columns }, { windowed: paged, allByDefault: true });
-          }),
-        ),
+      listOptions(mailings.command(`${name} <mailing>`).description(description), { windowed: paged }).action(
+        action(async (ctx, id: string, o: ListFlags) => {
+          const mailingId = await mailingRef(await ctx.api(), id);
+          await printList(ctx, `/mailings/${mailingId}${path}`, {}, o, { columns }, { windowed: paged, allByDefault: true });
+        }),
+      ),
       [`amsg mailings ${name} 12`],
     );
-  readCommand('members', 'the members a mailing was sent to individually (not through groups or searches)', '/members', MEMBER_COLUMNS, true);
+  readCommand(
+    'members',
+    'the members a mailing was sent to individually (not through groups or searches)',
+    '/members',
+    MEMBER_COLUMNS,
+    true,
+  );
   readCommand('groups', 'the groups a mailing goes to', '/groups');
   readCommand('subscriptions', 'the subscriptions a mailing goes to', '/subscriptions');
   readCommand('suppressed-members', 'the members kept out of a mailing', '/suppressed_members', MEMBER_COLUMNS, true);
@@ -669,14 +742,13 @@ export function register(mailings: Command) {
         .description('the searches and segments a mailing goes to (or, with --suppressed, keeps out)')
         .option('--suppressed', 'the suppressed searches and segments instead'),
       { windowed: false },
-    )
-      .action(
-        action(async (ctx, id: string, o: ListFlags & { suppressed?: boolean }) => {
-          const api = await ctx.api();
-          const mailingId = await mailingRef(api, id);
-          await printList(ctx, `/mailings/${mailingId}/${o.suppressed ? 'suppressed_searches' : 'searches'}`, {}, o, {}, { windowed: false });
-        }),
-      ),
+    ).action(
+      action(async (ctx, id: string, o: ListFlags & { suppressed?: boolean }) => {
+        const api = await ctx.api();
+        const mailingId = await mailingRef(api, id);
+        await printList(ctx, `/mailings/${mailingId}/${o.suppressed ? 'suppressed_searches' : 'searches'}`, {}, o, {}, { windowed: false });
+      }),
+    ),
     ['amsg mailings searches 12', 'amsg mailings searches 12 --suppressed'],
   );
 
@@ -712,6 +784,9 @@ export function register(mailings: Command) {
           await ctx.print(rows);
         }),
       ),
-    ['amsg mailings recipients --group Newsletter --group 4 --subscription "Weekly digest"', 'amsg mailings recipients --segment 7 --suppressed-segment 9 --json'],
+    [
+      'amsg mailings recipients --group Newsletter --group 4 --subscription "Weekly digest"',
+      'amsg mailings recipients --segment 7 --suppressed-segment 9 --json',
+    ],
   );
 }

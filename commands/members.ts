@@ -3,16 +3,7 @@ import { action, dryRunOption, examples, EXIT, NotFoundError, UsageError, type R
 import { counted, countMembers, describeGroup, describeMember, describeMembers, statusWord } from '../src/cli/describe.js';
 import { seg, type Api } from '../src/client/api.js';
 import { listOptions, pages, PAGE_SIZE, printList, wholeNumber, type ListFlags } from '../src/cli/paging.js';
-import {
-  collect,
-  collectList,
-  groupId,
-  groupIds,
-  memberId,
-  parseFieldPairs,
-  parseIds,
-  statusLetter,
-} from '../src/cli/resolve.js';
+import { collect, collectList, groupId, groupIds, memberId, parseFieldPairs, parseIds, statusLetter } from '../src/cli/resolve.js';
 
 const MEMBER_COLUMNS = ['member_id', 'email', 'status', 'fields', 'member_since', 'last_modified_at', 'deleted_at'];
 const GROUP_COLUMNS = ['member_group_id', 'group_name', 'active_count', 'error_count', 'optout_count'];
@@ -28,7 +19,6 @@ function smsFrom(o: { phone?: string; smsTransactional?: string; smsPromotional?
 }
 
 export function register(members: Command) {
-
   examples(
     listOptions(
       members
@@ -41,18 +31,35 @@ export function register(members: Command) {
         .option('--email-contains <text>', 'only members whose address contains this text (case-insensitive; reads the list page by page)'),
       { countable: true },
     ).action(
-      action(async (ctx, o: ListFlags & { deleted?: boolean; deletedOnly?: boolean; deletedRange?: string; excludeFields?: boolean; emailContains?: string }) => {
-        const query = {
-          deleted: o.deleted,
-          deleted_only: o.deletedOnly,
-          deleted_range: o.deletedRange,
-          exclude_fields: o.excludeFields,
-        };
-        if (o.emailContains !== undefined) return findMembers(ctx, o.emailContains, query, { ...o, limit: o.all ? undefined : (o.limit ?? PAGE_SIZE) });
-        await printList(ctx, '/members', query, o, { columns: MEMBER_COLUMNS }, { countable: true });
-      }),
+      action(
+        async (
+          ctx,
+          o: ListFlags & {
+            deleted?: boolean;
+            deletedOnly?: boolean;
+            deletedRange?: string;
+            excludeFields?: boolean;
+            emailContains?: string;
+          },
+        ) => {
+          const query = {
+            deleted: o.deleted,
+            deleted_only: o.deletedOnly,
+            deleted_range: o.deletedRange,
+            exclude_fields: o.excludeFields,
+          };
+          if (o.emailContains !== undefined)
+            return findMembers(ctx, o.emailContains, query, { ...o, limit: o.all ? undefined : (o.limit ?? PAGE_SIZE) });
+          await printList(ctx, '/members', query, o, { columns: MEMBER_COLUMNS }, { countable: true });
+        },
+      ),
     ),
-    ['amsg members list', 'amsg members list --all --output csv > members.csv', 'amsg members list --deleted-range 2026-01-01~ --json', 'amsg members list --count'],
+    [
+      'amsg members list',
+      'amsg members list --all --output csv > members.csv',
+      'amsg members list --deleted-range 2026-01-01~ --json',
+      'amsg members list --count',
+    ],
   );
 
   examples(
@@ -94,18 +101,24 @@ export function register(members: Command) {
       .option('--sms-transactional <a|o>', 'SMS transactional status')
       .option('--sms-promotional <a|o>', 'SMS promotional status')
       .action(
-        action(async (ctx, email: string, o: { field?: string[]; group?: string[]; phone?: string; smsTransactional?: string; smsPromotional?: string }) => {
-          const fields = parseFieldPairs(o.field);
-          const api = await ctx.api();
-          const group_ids = await groupIds(api, ctx, o.group, true);
-          const result = await api.post<{ member_id: number; added: boolean; status: string }>('/members/add', {
-            email,
-            fields,
-            group_ids: group_ids.length ? group_ids : undefined,
-            sms: smsFrom(o),
-          });
-          await ctx.done(result, `${result.added ? 'Added' : 'Updated'} member ${result.member_id} (status ${result.status}).`);
-        }),
+        action(
+          async (
+            ctx,
+            email: string,
+            o: { field?: string[]; group?: string[]; phone?: string; smsTransactional?: string; smsPromotional?: string },
+          ) => {
+            const fields = parseFieldPairs(o.field);
+            const api = await ctx.api();
+            const group_ids = await groupIds(api, ctx, o.group, true);
+            const result = await api.post<{ member_id: number; added: boolean; status: string }>('/members/add', {
+              email,
+              fields,
+              group_ids: group_ids.length ? group_ids : undefined,
+              sms: smsFrom(o),
+            });
+            await ctx.done(result, `${result.added ? 'Added' : 'Updated'} member ${result.member_id} (status ${result.status}).`);
+          },
+        ),
       ),
     [
       'amsg members add ada@example.com --field first_name=Ada --group Newsletter',
@@ -144,16 +157,21 @@ export function register(members: Command) {
         .option('--phone <number>', 'SMS phone number')
         .option('--sms-transactional <a|o>', 'SMS transactional status')
         .option('--sms-promotional <a|o>', 'SMS promotional status'),
-    )
-      .action(
-        action(async (ctx, ref: string, o: { email?: string; field?: string[]; status?: string; phone?: string; smsTransactional?: string; smsPromotional?: string }) => {
+    ).action(
+      action(
+        async (
+          ctx,
+          ref: string,
+          o: { email?: string; field?: string[]; status?: string; phone?: string; smsTransactional?: string; smsPromotional?: string },
+        ) => {
           const body = {
             email: o.email,
             fields: o.field ? parseFieldPairs(o.field) : undefined,
             status_to: o.status ? statusLetter(o.status, ['a', 'e', 'o']) : undefined,
             sms: smsFrom(o),
           };
-          if (Object.values(body).every((v) => v === undefined)) throw new UsageError('nothing to change: give --email, --field, --status or --phone');
+          if (Object.values(body).every((v) => v === undefined))
+            throw new UsageError('nothing to change: give --email, --field, --status or --phone');
           const api = await ctx.api();
           const id = await memberId(api, ref);
           if (ctx.opts.dryRun) {
@@ -168,8 +186,9 @@ export function register(members: Command) {
           // A status change confirms here as it does in `members status`.
           if (body.status_to) await ctx.confirm(`set the status of ${await describeMember(api, id)} to ${statusWord(body.status_to)}`);
           await ctx.done(await api.put(`/members/${id}`, body), `Updated member ${id}.`);
-        }),
+        },
       ),
+    ),
     ['amsg members update ada@example.com --field first_name=Ada --field city=Oslo', 'amsg members update 42 --email new@example.com'],
   );
 
@@ -189,23 +208,22 @@ export function register(members: Command) {
   );
 
   examples(
-    listOptions(members.command('optouts <member>').description("a member's opt-out history"), { windowed: false })
-      .action(
-        action(async (ctx, ref: string, o: ListFlags) => {
-          const api = await ctx.api();
-          await printList(ctx, `/members/${await memberId(api, ref)}/optout`, {}, o, {}, { windowed: false });
-        }),
-      ),
+    listOptions(members.command('optouts <member>').description("a member's opt-out history"), { windowed: false }).action(
+      action(async (ctx, ref: string, o: ListFlags) => {
+        const api = await ctx.api();
+        await printList(ctx, `/members/${await memberId(api, ref)}/optout`, {}, o, {}, { windowed: false });
+      }),
+    ),
     ['amsg members optouts ada@example.com'],
   );
 
   examples(
     listOptions(members.command('mailings <member>').description("a member's mailing history")).action(
-        action(async (ctx, ref: string, o: ListFlags) => {
-          const api = await ctx.api();
-          await printList(ctx, `/members/${await memberId(api, ref)}/mailings`, {}, o, {}, { allByDefault: true });
-        }),
-      ),
+      action(async (ctx, ref: string, o: ListFlags) => {
+        const api = await ctx.api();
+        await printList(ctx, `/members/${await memberId(api, ref)}/mailings`, {}, o, {}, { allByDefault: true });
+      }),
+    ),
     ['amsg members mailings 42'],
   );
 
@@ -215,30 +233,29 @@ export function register(members: Command) {
         .command('delete [members...]')
         .description('archive members (by id or e-mail), or every member of a status; archived members stay readable with --deleted')
         .option('--status <a|e|o>', 'archive every member with this status'),
-    )
-      .action(
-        action(async (ctx, refs: string[], o: { status?: string; dryRun?: boolean }) => {
-          if (o.status && refs.length) throw new UsageError('give members or --status, not both');
-          if (!o.status && !refs.length) throw new UsageError('give the members to archive, or --status');
-          const api = await ctx.api();
-          if (o.status) {
-            const status = statusLetter(o.status, ['a', 'e', 'o']);
-            if (o.dryRun) {
-              const n = await countMembers(api, { status });
-              return ctx.wouldChange(`archive ${counted(n, `${statusWord(status)} member`)}`, n);
-            }
-            await ctx.confirm(`archive every ${statusWord(status)} member`);
-            return ctx.done(await api.delete('/members', { member_status_id: status }), `Archived every member with status ${status}.`);
+    ).action(
+      action(async (ctx, refs: string[], o: { status?: string; dryRun?: boolean }) => {
+        if (o.status && refs.length) throw new UsageError('give members or --status, not both');
+        if (!o.status && !refs.length) throw new UsageError('give the members to archive, or --status');
+        const api = await ctx.api();
+        if (o.status) {
+          const status = statusLetter(o.status, ['a', 'e', 'o']);
+          if (o.dryRun) {
+            const n = await countMembers(api, { status });
+            return ctx.wouldChange(`archive ${counted(n, `${statusWord(status)} member`)}`, n);
           }
-          const ids = await Promise.all(refs.map((r) => memberId(api, r)));
-          const what = `archive ${await describeMembers(api, ids)}`;
-          if (o.dryRun) return ctx.wouldChange(what, ids.length);
-          await ctx.confirm(what);
-          if (ids.length === 1) return ctx.done(await api.delete(`/members/${ids[0]}`), `Archived member ${ids[0]}.`);
-          const all = await api.put<boolean>('/members/delete', { member_ids: ids });
-          await ctx.done(all, all ? `Archived ${ids.length} members.` : 'Archived the members that exist; some ids were not found.');
-        }),
-      ),
+          await ctx.confirm(`archive every ${statusWord(status)} member`);
+          return ctx.done(await api.delete('/members', { member_status_id: status }), `Archived every member with status ${status}.`);
+        }
+        const ids = await Promise.all(refs.map((r) => memberId(api, r)));
+        const what = `archive ${await describeMembers(api, ids)}`;
+        if (o.dryRun) return ctx.wouldChange(what, ids.length);
+        await ctx.confirm(what);
+        if (ids.length === 1) return ctx.done(await api.delete(`/members/${ids[0]}`), `Archived member ${ids[0]}.`);
+        const all = await api.put<boolean>('/members/delete', { member_ids: ids });
+        await ctx.done(all, all ? `Archived ${ids.length} members.` : 'Archived the members that exist; some ids were not found.');
+      }),
+    ),
     ['amsg members delete 42 --yes', 'amsg members delete --status e --yes'],
   );
 
@@ -248,19 +265,18 @@ export function register(members: Command) {
         .command('status <members...>')
         .description('set the status of members (ids or e-mail addresses)')
         .requiredOption('--to <a|e|o>', 'the new status'),
-    )
-      .action(
-        action(async (ctx, refs: string[], o: { to: string; dryRun?: boolean }) => {
-          const to = statusLetter(o.to, ['a', 'e', 'o']);
-          const api = await ctx.api();
-          const ids = await Promise.all(refs.map((r) => memberId(api, r)));
-          const what = `set the status of ${await describeMembers(api, ids)} to ${statusWord(to)}`;
-          if (o.dryRun) return ctx.wouldChange(what, ids.length);
-          await ctx.confirm(what);
-          const all = await api.put<boolean>('/members/status', { member_ids: ids, status_to: to });
-          await ctx.done(all, all ? `Set ${ids.length} member(s) to status ${to}.` : 'Some members were not found; the others were changed.');
-        }),
-      ),
+    ).action(
+      action(async (ctx, refs: string[], o: { to: string; dryRun?: boolean }) => {
+        const to = statusLetter(o.to, ['a', 'e', 'o']);
+        const api = await ctx.api();
+        const ids = await Promise.all(refs.map((r) => memberId(api, r)));
+        const what = `set the status of ${await describeMembers(api, ids)} to ${statusWord(to)}`;
+        if (o.dryRun) return ctx.wouldChange(what, ids.length);
+        await ctx.confirm(what);
+        const all = await api.put<boolean>('/members/status', { member_ids: ids, status_to: to });
+        await ctx.done(all, all ? `Set ${ids.length} member(s) to status ${to}.` : 'Some members were not found; the others were changed.');
+      }),
+    ),
     ['amsg members status 42 43 --to o --yes'],
   );
 
@@ -272,37 +288,33 @@ export function register(members: Command) {
         .requiredOption('--from <a|e|f|o>', 'members currently in this status')
         .requiredOption('--to <a|e|o>', 'take this status')
         .option('--group <name|id>', 'only members of this group'),
-    )
-      .action(
-        action(async (ctx, o: { from: string; to: string; group?: string; dryRun?: boolean }) => {
-          const from = statusLetter(o.from, ['a', 'e', 'f', 'o']);
-          const to = statusLetter(o.to, ['a', 'e', 'o']);
-          const api = await ctx.api();
-          const group_id = o.group ? await groupId(api, ctx, o.group) : undefined;
-          const group = group_id ? await describeGroup(api, group_id) : undefined;
-          const within = group ? ` in ${group.label}` : '';
-          if (o.dryRun) {
-            const n =
-              group && from in group.byStatus
-                ? group.byStatus[from]
-                : await countMembers(api, { group_id, status: from });
-            return ctx.wouldChange(`move ${counted(n, `${statusWord(from)} member`)}${within} to ${statusWord(to)}`, n);
-          }
-          await ctx.confirm(`move every ${statusWord(from)} member${within} to ${statusWord(to)}`);
-          await ctx.done(await api.put(`/members/status/${from}/to/${to}`, { group_id }), `Moved members from ${from} to ${to}.`);
-        }),
-      ),
+    ).action(
+      action(async (ctx, o: { from: string; to: string; group?: string; dryRun?: boolean }) => {
+        const from = statusLetter(o.from, ['a', 'e', 'f', 'o']);
+        const to = statusLetter(o.to, ['a', 'e', 'o']);
+        const api = await ctx.api();
+        const group_id = o.group ? await groupId(api, ctx, o.group) : undefined;
+        const group = group_id ? await describeGroup(api, group_id) : undefined;
+        const within = group ? ` in ${group.label}` : '';
+        if (o.dryRun) {
+          const n = group && from in group.byStatus ? group.byStatus[from] : await countMembers(api, { group_id, status: from });
+          return ctx.wouldChange(`move ${counted(n, `${statusWord(from)} member`)}${within} to ${statusWord(to)}`, n);
+        }
+        await ctx.confirm(`move every ${statusWord(from)} member${within} to ${statusWord(to)}`);
+        await ctx.done(await api.put(`/members/status/${from}/to/${to}`, { group_id }), `Moved members from ${from} to ${to}.`);
+      }),
+    ),
     ['amsg members move-status --from e --to a --group Newsletter --yes'],
   );
 
   const groups = members.command('groups').description("a member's groups");
   examples(
     listOptions(groups.command('list <member>').description('the groups a member is in'), { windowed: false }).action(
-        action(async (ctx, ref: string, o: ListFlags) => {
-          const api = await ctx.api();
-          await printList(ctx, `/members/${await memberId(api, ref)}/groups`, {}, o, { columns: GROUP_COLUMNS }, { windowed: false });
-        }),
-      ),
+      action(async (ctx, ref: string, o: ListFlags) => {
+        const api = await ctx.api();
+        await printList(ctx, `/members/${await memberId(api, ref)}/groups`, {}, o, { columns: GROUP_COLUMNS }, { windowed: false });
+      }),
+    ),
     ['amsg members groups list ada@example.com'],
   );
   examples(
@@ -327,28 +339,27 @@ export function register(members: Command) {
         .description('remove a member from some groups, or from all of them')
         .option('--group <name|id>', 'group (repeatable)', collectList)
         .option('--all', 'remove from every group'),
-    )
-      .action(
-        action(async (ctx, ref: string, o: { group?: string[]; all?: boolean }) => {
-          if (!o.all === !o.group?.length) throw new UsageError('give --group or --all');
-          const api = await ctx.api();
-          const id = await memberId(api, ref);
-          const joined = async () => (await api.get<{ member_group_id: number }[]>(`/members/${id}/groups`)).map((g) => g.member_group_id);
-          if (o.all) {
-            const n = (await joined()).length;
-            const what = `remove ${await describeMember(api, id)} from every group (${counted(n, 'group')})`;
-            return ctx.change(what, n, () => api.delete(`/members/${id}/groups`), `Member ${id} left every group.`);
-          }
-          if (ctx.opts.dryRun) {
-            const ids = await groupIds(api, ctx, o.group);
-            const now = new Set(await joined());
-            const n = ids.filter((g) => now.has(g)).length;
-            return ctx.wouldChange(`remove ${await describeMember(api, id)} from ${counted(n, 'group')}`, n);
-          }
-          const removed = await api.put<number[]>(`/members/${id}/groups/remove`, { group_ids: await groupIds(api, ctx, o.group) });
-          await ctx.done(removed, `Member ${id} left ${removed.length} group(s).`);
-        }),
-      ),
+    ).action(
+      action(async (ctx, ref: string, o: { group?: string[]; all?: boolean }) => {
+        if (!o.all === !o.group?.length) throw new UsageError('give --group or --all');
+        const api = await ctx.api();
+        const id = await memberId(api, ref);
+        const joined = async () => (await api.get<{ member_group_id: number }[]>(`/members/${id}/groups`)).map((g) => g.member_group_id);
+        if (o.all) {
+          const n = (await joined()).length;
+          const what = `remove ${await describeMember(api, id)} from every group (${counted(n, 'group')})`;
+          return ctx.change(what, n, () => api.delete(`/members/${id}/groups`), `Member ${id} left every group.`);
+        }
+        if (ctx.opts.dryRun) {
+          const ids = await groupIds(api, ctx, o.group);
+          const now = new Set(await joined());
+          const n = ids.filter((g) => now.has(g)).length;
+          return ctx.wouldChange(`remove ${await describeMember(api, id)} from ${counted(n, 'group')}`, n);
+        }
+        const removed = await api.put<number[]>(`/members/${id}/groups/remove`, { group_ids: await groupIds(api, ctx, o.group) });
+        await ctx.done(removed, `Member ${id} left ${removed.length} group(s).`);
+      }),
+    ),
     ['amsg members groups remove 42 --group VIP', 'amsg members groups remove 42 --all --yes'],
   );
 
@@ -387,17 +398,16 @@ export function register(members: Command) {
   examples(
     dryRunOption(
       members.command('purge <members...>').description('erase members from every table (right to erasure); cannot be undone'),
-    )
-      .action(
-        action(async (ctx, refs: string[], o: { dryRun?: boolean }) => {
-          const api = await ctx.api();
-          const ids = await Promise.all(refs.map((r) => memberId(api, r)));
-          const what = `erase ${await describeMembers(api, ids)} permanently`;
-          if (o.dryRun) return ctx.wouldChange(what, ids.length);
-          await ctx.confirm(what);
-          await ctx.done(await api.post('/members/purge', { member_ids: ids }), `Erased ${ids.length} member(s).`);
-        }),
-      ),
+    ).action(
+      action(async (ctx, refs: string[], o: { dryRun?: boolean }) => {
+        const api = await ctx.api();
+        const ids = await Promise.all(refs.map((r) => memberId(api, r)));
+        const what = `erase ${await describeMembers(api, ids)} permanently`;
+        if (o.dryRun) return ctx.wouldChange(what, ids.length);
+        await ctx.confirm(what);
+        await ctx.done(await api.post('/members/purge', { member_ids: ids }), `Erased ${ids.length} member(s).`);
+      }),
+    ),
     ['amsg members purge 42 --yes'],
   );
 
@@ -408,26 +418,25 @@ export function register(members: Command) {
         .description('erase every archived member (optionally only of a status or group); cannot be undone')
         .option('--status <a|e|o>', 'only archived members with this status')
         .option('--group <name|id>', 'only archived members of this group'),
-    )
-      .action(
-        action(async (ctx, o: { status?: string; group?: string; dryRun?: boolean }) => {
-          const api = await ctx.api();
-          const body = {
-            member_status_id: o.status ? statusLetter(o.status, ['a', 'e', 'o']) : undefined,
-            member_group_id: o.group ? String(await groupId(api, ctx, o.group)) : undefined,
-          };
-          const status = body.member_status_id;
-          const group = body.member_group_id ? await describeGroup(api, Number(body.member_group_id)) : undefined;
-          const which = `archived ${status ? `${statusWord(status)} ` : ''}member`;
-          const within = group ? ` of ${group.label}` : '';
-          if (o.dryRun) {
-            const n = await countMembers(api, { group_id: group && Number(body.member_group_id), archived: true, status });
-            return ctx.wouldChange(`erase ${counted(n, which)}${within} permanently`, n);
-          }
-          await ctx.confirm(`erase every ${which}${within} permanently`);
-          await ctx.done(await api.put('/members/purgeall', body), 'Erased the archived members.');
-        }),
-      ),
+    ).action(
+      action(async (ctx, o: { status?: string; group?: string; dryRun?: boolean }) => {
+        const api = await ctx.api();
+        const body = {
+          member_status_id: o.status ? statusLetter(o.status, ['a', 'e', 'o']) : undefined,
+          member_group_id: o.group ? String(await groupId(api, ctx, o.group)) : undefined,
+        };
+        const status = body.member_status_id;
+        const group = body.member_group_id ? await describeGroup(api, Number(body.member_group_id)) : undefined;
+        const which = `archived ${status ? `${statusWord(status)} ` : ''}member`;
+        const within = group ? ` of ${group.label}` : '';
+        if (o.dryRun) {
+          const n = await countMembers(api, { group_id: group && Number(body.member_group_id), archived: true, status });
+          return ctx.wouldChange(`erase ${counted(n, which)}${within} permanently`, n);
+        }
+        await ctx.confirm(`erase every ${which}${within} permanently`);
+        await ctx.done(await api.put('/members/purgeall', body), 'Erased the archived members.');
+      }),
+    ),
     ['amsg members purge-archived --status o --yes'],
   );
 
@@ -442,7 +451,10 @@ export function register(members: Command) {
       .option('--source-name <text>', 'name recorded on the import')
       .option('--delimiter <char>', 'column delimiter: , ; tab or | (detected from the header by default)')
       .option('--dry-run', 'check every row with the service rules and write nothing')
-      .option('--errors-out <file>', 'write the rows not imported (rejected, or duplicates of an imported row), with their columns and an error column, to this CSV')
+      .option(
+        '--errors-out <file>',
+        'write the rows not imported (rejected, or duplicates of an imported row), with their columns and an error column, to this CSV',
+      )
       .option('--batch-size <n>', 'rows per call', '2000')
       .option('--resume <import-id>', 'continue an interrupted import of the same file')
       .option('--no-wait', 'against a service without streamed imports: do not wait for the import jobs to finish')
@@ -463,10 +475,10 @@ export function register(members: Command) {
   const imports = members.command('imports').description('member imports and what they did');
   examples(
     listOptions(imports.command('list').description('the member imports'), { windowed: false }).action(
-        action(async (ctx, o: ListFlags) => {
-          await printList(ctx, '/members/imports', {}, o, { columns: IMPORT_COLUMNS }, { windowed: false });
-        }),
-      ),
+      action(async (ctx, o: ListFlags) => {
+        await printList(ctx, '/members/imports', {}, o, { columns: IMPORT_COLUMNS }, { windowed: false });
+      }),
+    ),
     ['amsg members imports list'],
   );
   examples(
@@ -489,11 +501,11 @@ export function register(members: Command) {
         .option('--added-only', 'only the members it added')
         .option('--added-to-groups', 'only the members it put in a group'),
     ).action(
-        action(async (ctx, id: string, o: ListFlags & { addedOnly?: boolean; addedToGroups?: boolean }) => {
-          const path = `/members/imports/${parseIds([id], 'the import id')[0]}/members`;
-          await printList(ctx, path, { added_only: o.addedOnly, added_to_groups: o.addedToGroups }, o, {}, { allByDefault: true });
-        }),
-      ),
+      action(async (ctx, id: string, o: ListFlags & { addedOnly?: boolean; addedToGroups?: boolean }) => {
+        const path = `/members/imports/${parseIds([id], 'the import id')[0]}/members`;
+        await printList(ctx, path, { added_only: o.addedOnly, added_to_groups: o.addedToGroups }, o, {}, { allByDefault: true });
+      }),
+    ),
     ['amsg members imports members 3 --added-only'],
   );
 }
@@ -617,7 +629,9 @@ async function importFile(ctx: RunContext, file: string, o: ImportFlags) {
     if (partial) await report(ctx, partial);
     const id = partial?.importId;
     if (id !== undefined)
-      ctx.note(`import ${id} stopped after line ${partial!.lastLine}, which is written with every row before it; continue with --resume ${id} once the problem is fixed`);
+      ctx.note(
+        `import ${id} stopped after line ${partial!.lastLine}, which is written with every row before it; continue with --resume ${id} once the problem is fixed`,
+      );
     throw err;
   } finally {
     process.off('SIGINT', onSigint);
@@ -677,7 +691,9 @@ async function report(ctx: RunContext, outcome: Awaited<ReturnType<typeof import
   const one = outcome.imports.length === 1 ? outcome.imports[0] : undefined;
   const sentence = one
     ? `Import ${one.import_id} (status ${one.status}): ${countsSentence(one)}` +
-      (outcome.rejectedCount - Number(one.num_errors) > 0 ? `; ${outcome.rejectedCount - Number(one.num_errors)} rows rejected before sending` : '') +
+      (outcome.rejectedCount - Number(one.num_errors) > 0
+        ? `; ${outcome.rejectedCount - Number(one.num_errors)} rows rejected before sending`
+        : '') +
       '.'
     : `${outcome.imports.length} imports.`;
   await summary(ctx, one ?? outcome.imports, sentence);

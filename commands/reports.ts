@@ -10,11 +10,27 @@ const MEMBER_COLUMNS = ['member_id', 'email', 'timestamp', 'member_status_id', '
 const LISTS = {
   sends: { path: 'sends', columns: MEMBER_COLUMNS, what: 'the members a mailing was sent to' },
   opens: { path: 'opens', columns: MEMBER_COLUMNS, what: 'the members who opened a mailing' },
-  clicks: { path: 'clicks', columns: ['member_id', 'email', 'link_id', 'timestamp'], what: 'every click in a mailing (--member, --link narrow it)' },
-  bounces: { path: 'deliveries', columns: ['member_id', 'email', 'delivery_type', 'timestamp'], what: 'the messages that bounced (--hard or --soft for one kind)' },
+  clicks: {
+    path: 'clicks',
+    columns: ['member_id', 'email', 'link_id', 'timestamp'],
+    what: 'every click in a mailing (--member, --link narrow it)',
+  },
+  bounces: {
+    path: 'deliveries',
+    columns: ['member_id', 'email', 'delivery_type', 'timestamp'],
+    what: 'the messages that bounced (--hard or --soft for one kind)',
+  },
   optouts: { path: 'optouts', columns: MEMBER_COLUMNS, what: "the members who opted out through a mailing's link" },
-  forwards: { path: 'forwards', columns: ['forward_mailing_id', 'member_id', 'email', 'timestamp'], what: 'each forward of a mailing by a member' },
-  links: { path: 'links', columns: ['link_id', 'link_order', 'link_name', 'link_target', 'unique_clicks', 'total_clicks'], what: "a mailing's links with their clicks" },
+  forwards: {
+    path: 'forwards',
+    columns: ['forward_mailing_id', 'member_id', 'email', 'timestamp'],
+    what: 'each forward of a mailing by a member',
+  },
+  links: {
+    path: 'links',
+    columns: ['link_id', 'link_order', 'link_name', 'link_target', 'unique_clicks', 'total_clicks'],
+    what: "a mailing's links with their clicks",
+  },
 } as const;
 
 interface ReportFlags extends ListFlags {
@@ -38,7 +54,11 @@ const reportView = () => import('../src/cli/report-view.js');
 async function printSummary(ctx: RunContext, report: MailingResponse | Row[]) {
   if (ctx.format !== 'table') return ctx.print(report);
   const { rates, MONTH_COLUMNS, SUMMARY_ROWS } = await reportView();
-  if (Array.isArray(report)) return ctx.print(report.map((m) => ({ ...m, ...rates(m as unknown as MailingResponse) })), { columns: MONTH_COLUMNS });
+  if (Array.isArray(report))
+    return ctx.print(
+      report.map((m) => ({ ...m, ...rates(m as unknown as MailingResponse) })),
+      { columns: MONTH_COLUMNS },
+    );
   const withRates: Row = { ...report, ...rates(report) };
   return ctx.print({ name: report.name, subject: report.subject, ...Object.fromEntries(SUMMARY_ROWS.map((k) => [k, withRates[k]])) });
 }
@@ -68,7 +88,11 @@ the fields), so it pipes into a new group; --json or --output ndjson has every c
           await printSummary(ctx, await api.get<Row[]>('/response', { range: o.range, include_archived: o.archived ? true : undefined }));
         }),
       ),
-    ['amsg reports account', 'amsg reports account --range 2026-01-01~ --archived', 'amsg reports account --json | jq ".[] | {month, opened}"'],
+    [
+      'amsg reports account',
+      'amsg reports account --range 2026-01-01~ --archived',
+      'amsg reports account --json | jq ".[] | {month, opened}"',
+    ],
   );
 
   examples(
@@ -111,7 +135,9 @@ the fields), so it pipes into a new group; --json or --output ndjson has every c
       ),
       [
         `amsg reports ${name} 12`,
-        ...(name === 'opens' ? ['amsg reports opens 12 --output csv | amsg members import - --group Engaged', 'amsg reports opens 12 --all --json | jq length'] : []),
+        ...(name === 'opens'
+          ? ['amsg reports opens 12 --output csv | amsg members import - --group Engaged', 'amsg reports opens 12 --all --json | jq length']
+          : []),
         ...(name === 'clicks' ? ['amsg reports clicks 12 --link 3 --count'] : []),
         ...(name === 'bounces' ? ['amsg reports bounces 12 --hard --all --output csv > hard-bounces.csv'] : []),
       ],

@@ -86,10 +86,7 @@ the search is saved and refreshed in the background after the audience changes (
           await ctx.done(await api.put(`/searches/${id}`, body), `Updated search ${id}.`);
         }),
       ),
-    [
-      'amsg searches update "Oslo VIPs" --name "Oslo gold"',
-      `amsg searches update 3 --criteria '["member_field:age", "between", 18, 30]'`,
-    ],
+    ['amsg searches update "Oslo VIPs" --name "Oslo gold"', `amsg searches update 3 --criteria '["member_field:age", "between", 18, 30]'`],
   );
 
   examples(
@@ -127,7 +124,8 @@ the search is saved and refreshed in the background after the audience changes (
     ).action(
       action(async (ctx, ref: string | undefined, o: ListFlags) => {
         const api = await ctx.api();
-        if (ref === undefined) await printList(ctx, '/segments', {}, o, { columns: SEGMENT_COLUMNS }, { countable: true, allByDefault: true });
+        if (ref === undefined)
+          await printList(ctx, '/segments', {}, o, { columns: SEGMENT_COLUMNS }, { countable: true, allByDefault: true });
         else await ctx.print(await api.get(`/segments/${await searchId(api, ref)}`));
       }),
     ),

@@ -6,8 +6,14 @@ export function register(seed: Command) {
   examples(
     seed
       .argument('<files...>', 'fixture files, JSON or YAML (.yaml/.yml), applied together')
-      .option('--reset', 'first empty the account: members, groups, fields, subscriptions, searches, mailings, triggers (confirm, or --yes)')
-      .option('--dry-run', 'print what would be created, updated or left unchanged (and what --reset would delete, with counts); write nothing')
+      .option(
+        '--reset',
+        'first empty the account: members, groups, fields, subscriptions, searches, mailings, triggers (confirm, or --yes)',
+      )
+      .option(
+        '--dry-run',
+        'print what would be created, updated or left unchanged (and what --reset would delete, with counts); write nothing',
+      )
       .description('seed the account from fixture files: records matched by name, created or updated; prints each name with its id')
       .action(
         action(async (ctx, files: string[], o: { reset?: boolean; dryRun?: boolean }) => {
@@ -15,7 +21,9 @@ export function register(seed: Command) {
           const { seed, describeSummary, reportSeedFailure, resetCounts } = await import('../src/cli/seed/seed.js');
           const api = await ctx.api();
           if (o.reset) {
-            const doomed = (await resetCounts(api)).filter(([, n]) => n).map(([kind, n]) => counted(n, kind === 'searches' ? 'search' : kind.slice(0, -1), kind));
+            const doomed = (await resetCounts(api))
+              .filter(([, n]) => n)
+              .map(([kind, n]) => counted(n, kind === 'searches' ? 'search' : kind.slice(0, -1), kind));
             const deleting = doomed.length ? doomed.join(', ') : 'nothing (the account is empty)';
             if (o.dryRun) ctx.note(`--reset would delete ${deleting}`);
             else await ctx.confirm(`empty the account before seeding it, deleting ${deleting}`);

@@ -22,9 +22,7 @@ function memberRef(ref: string): { member_id: number } | { email: string } {
 
 export function register(sim: Command) {
   for (const [kind, [phrase, description]] of Object.entries(KINDS)) {
-    const cmd = sim
-      .command(`${kind} <mailing> <member>`)
-      .description(`simulate ${phrase} a sent message: ${description}`);
+    const cmd = sim.command(`${kind} <mailing> <member>`).description(`simulate ${phrase} a sent message: ${description}`);
     if (kind === 'click') cmd.option('--link <id>', 'the link clicked (see the links of amsg mailings get); the first link by default');
     if (kind === 'bounce') cmd.option('--hard', "a hard bounce: the member's status becomes e (error)");
     examples(
@@ -79,7 +77,7 @@ export function register(sim: Command) {
   examples(
     sim
       .command('forward <mailing> <member>')
-      .description('a member (id or e-mail) forwards its message (the service\'s POST /forwards); new addresses join with status f')
+      .description("a member (id or e-mail) forwards its message (the service's POST /forwards); new addresses join with status f")
       .requiredOption('--to <email>', 'forward to this address (repeatable, or a comma list)', collectList)
       .option('--heads-up <email>', 'send a heads-up copy to this address (repeatable, or a comma list)', collectList)
       .action(

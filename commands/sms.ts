@@ -150,7 +150,14 @@ function registerCampaigns(campaigns: Command) {
       { countable: true },
     ).action(
       action(async (ctx, o: ListFlags & { archived?: boolean }) => {
-        await printList(ctx, '/sms/campaigns', { include_archived: o.archived }, o, { columns: CAMPAIGN_COLUMNS }, { countable: true, allByDefault: true });
+        await printList(
+          ctx,
+          '/sms/campaigns',
+          { include_archived: o.archived },
+          o,
+          { columns: CAMPAIGN_COLUMNS },
+          { countable: true, allByDefault: true },
+        );
       }),
     ),
     ['amsg sms campaigns list', 'amsg sms campaigns list --archived --json | jq ".[].send_status"'],
@@ -170,17 +177,18 @@ function registerCampaigns(campaigns: Command) {
   );
 
   examples(
-    campaignOptions(campaigns.command('create').description('create an SMS campaign as a draft (send it with `amsg sms campaigns send`)'))
-      .action(
-        action(async (ctx, o: CampaignFlags) => {
-          if (!o.name) throw new UsageError('--name is required');
-          if (o.message === undefined && o.messageFile === undefined) throw new UsageError('--message or --message-file is required');
-          if (!o.from) throw new UsageError('--from is required');
-          const api = await ctx.api();
-          const id = await api.post<number>('/sms/campaigns', await bodyOf(api, ctx, o));
-          await ctx.done(id, `Created SMS campaign ${id} (a draft).`);
-        }),
-      ),
+    campaignOptions(
+      campaigns.command('create').description('create an SMS campaign as a draft (send it with `amsg sms campaigns send`)'),
+    ).action(
+      action(async (ctx, o: CampaignFlags) => {
+        if (!o.name) throw new UsageError('--name is required');
+        if (o.message === undefined && o.messageFile === undefined) throw new UsageError('--message or --message-file is required');
+        if (!o.from) throw new UsageError('--from is required');
+        const api = await ctx.api();
+        const id = await api.post<number>('/sms/campaigns', await bodyOf(api, ctx, o));
+        await ctx.done(id, `Created SMS campaign ${id} (a draft).`);
+      }),
+    ),
     [
       `amsg sms campaigns create --name Sale --from +15555550100 --group Newsletter --promotional --shorten-links \\\n      --message 'Hi [% member:first_name | default:"there" %], 20% off today: https://shop.example.com/sale'`,
       'amsg sms campaigns create --name Receipt --from +15555550100 --member ada@example.com --message-file receipt.txt',
@@ -188,14 +196,15 @@ function registerCampaigns(campaigns: Command) {
   );
 
   examples(
-    campaignOptions(campaigns.command('update <campaign>').description('change a draft (audience flags replace its whole audience)'))
-      .action(
-        action(async (ctx, ref: string, o: CampaignFlags) => {
-          const id = numericId(ref, 'CAMPAIGN');
-          const api = await ctx.api();
-          await ctx.done(await api.patch(`/sms/campaigns/${id}`, await bodyOf(api, ctx, o)), `Updated SMS campaign ${id}.`);
-        }),
-      ),
+    campaignOptions(
+      campaigns.command('update <campaign>').description('change a draft (audience flags replace its whole audience)'),
+    ).action(
+      action(async (ctx, ref: string, o: CampaignFlags) => {
+        const id = numericId(ref, 'CAMPAIGN');
+        const api = await ctx.api();
+        await ctx.done(await api.patch(`/sms/campaigns/${id}`, await bodyOf(api, ctx, o)), `Updated SMS campaign ${id}.`);
+      }),
+    ),
     ['amsg sms campaigns update 3 --message "Last day: 20% off" --no-shorten-links'],
   );
 
@@ -218,15 +227,23 @@ function registerCampaigns(campaigns: Command) {
   );
 
   examples(
-    dryRunOption(campaigns.command('cancel <campaign>').description('cancel a draft, scheduled or pending campaign (asks first; --yes off a terminal)'))
-      .action(
-        action(async (ctx, ref: string) => {
-          const id = numericId(ref, 'CAMPAIGN');
-          const api = await ctx.api();
-          const c = await api.get<{ sms_campaign_name: string }>(`/sms/campaigns/${id}`);
-          await ctx.change(`cancel SMS campaign ${id} "${c.sms_campaign_name}"`, 1, () => api.post(`/sms/campaigns/${id}/cancel`), `Canceled SMS campaign ${id}.`);
-        }),
-      ),
+    dryRunOption(
+      campaigns
+        .command('cancel <campaign>')
+        .description('cancel a draft, scheduled or pending campaign (asks first; --yes off a terminal)'),
+    ).action(
+      action(async (ctx, ref: string) => {
+        const id = numericId(ref, 'CAMPAIGN');
+        const api = await ctx.api();
+        const c = await api.get<{ sms_campaign_name: string }>(`/sms/campaigns/${id}`);
+        await ctx.change(
+          `cancel SMS campaign ${id} "${c.sms_campaign_name}"`,
+          1,
+          () => api.post(`/sms/campaigns/${id}/cancel`),
+          `Canceled SMS campaign ${id}.`,
+        );
+      }),
+    ),
     ['amsg sms campaigns cancel 3', 'amsg sms campaigns cancel 3 --yes'],
   );
 
@@ -265,9 +282,18 @@ function registerCampaigns(campaigns: Command) {
     ['clicks', CLICK_COLUMNS, 'the clicks on its short links, in the order they came'],
   ] as const)
     examples(
-      listOptions(campaigns.command(`${verb} <campaign>`).description(`a campaign's ${what}, a window of 500 at a time unless --all`), { countable: true }).action(
+      listOptions(campaigns.command(`${verb} <campaign>`).description(`a campaign's ${what}, a window of 500 at a time unless --all`), {
+        countable: true,
+      }).action(
         action(async (ctx, ref: string, o: ListFlags) => {
-          await printList(ctx, `/sms/campaigns/${numericId(ref, 'CAMPAIGN')}/${verb}`, {}, o, { columns: [...columns] }, { countable: true });
+          await printList(
+            ctx,
+            `/sms/campaigns/${numericId(ref, 'CAMPAIGN')}/${verb}`,
+            {},
+            o,
+            { columns: [...columns] },
+            { countable: true },
+          );
         }),
       ),
       [`amsg sms campaigns ${verb} 3`],

@@ -42,7 +42,6 @@ const withEditFlags = (cmd: Command) =>
 const windowFlags = (cmd: Command) => listOptions(cmd);
 
 export function register(subscriptions: Command) {
-
   examples(
     listOptions(
       subscriptions
@@ -113,7 +112,12 @@ export function register(subscriptions: Command) {
           const api = await ctx.api();
           const id = await subscriptionId(api, ref);
           const sub = await api.get<{ subscription_name: string }>(`/subscriptions/${id}`);
-          await ctx.change(`delete subscription "${sub.subscription_name}" (${id})`, 1, () => api.delete(`/subscriptions/${id}`), `Deleted subscription ${id}.`);
+          await ctx.change(
+            `delete subscription "${sub.subscription_name}" (${id})`,
+            1,
+            () => api.delete(`/subscriptions/${id}`),
+            `Deleted subscription ${id}.`,
+          );
         }),
       ),
     ['amsg subscriptions delete Offers --yes'],
@@ -131,9 +135,7 @@ export function register(subscriptions: Command) {
 
   examples(
     windowFlags(
-      subscriptions
-        .command('optouts <subscription>')
-        .description('ids of the members opted out of it (or of everything)'),
+      subscriptions.command('optouts <subscription>').description('ids of the members opted out of it (or of everything)'),
     ).action(
       action(async (ctx, ref: string, o: ListFlags) => {
         const api = await ctx.api();

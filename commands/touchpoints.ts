@@ -36,20 +36,19 @@ export function register(touchpoints: Command) {
   );
 
   examples(
-    dryRunOption(touchpoints.command('delete <id>').description('delete one touchpoint (irreversible)'))
-      .action(
-        action(async (ctx, ref: string) => {
-          const id = touchpointId(ref);
-          const api = await ctx.api();
-          const t = await api.get<{ member_id: number; touchpoint_timestamp: string }>(`/touchpoints/members/touchpoints/${id}`);
-          await ctx.change(
-            `delete touchpoint ${id} of ${await describeMember(api, t.member_id)}, at ${humanDate(t.touchpoint_timestamp)}`,
-            1,
-            () => api.delete(`/touchpoints/members/touchpoints/${id}`),
-            `Deleted touchpoint ${id}.`,
-          );
-        }),
-      ),
+    dryRunOption(touchpoints.command('delete <id>').description('delete one touchpoint (irreversible)')).action(
+      action(async (ctx, ref: string) => {
+        const id = touchpointId(ref);
+        const api = await ctx.api();
+        const t = await api.get<{ member_id: number; touchpoint_timestamp: string }>(`/touchpoints/members/touchpoints/${id}`);
+        await ctx.change(
+          `delete touchpoint ${id} of ${await describeMember(api, t.member_id)}, at ${humanDate(t.touchpoint_timestamp)}`,
+          1,
+          () => api.delete(`/touchpoints/members/touchpoints/${id}`),
+          `Deleted touchpoint ${id}.`,
+        );
+      }),
+    ),
     ['amsg touchpoints delete 12 --yes'],
   );
 }

@@ -26,12 +26,13 @@ function eventType(value: string): 'r' | 's' {
 
 export function register(triggers: Command) {
   examples(
-    listOptions(triggers.command('list').description('list triggers (automated sends of a parent mailing; deprecated in the service)'), { windowed: false })
-      .action(
-        action(async (ctx, o: ListFlags) => {
-          await printList(ctx, '/triggers', {}, o, { columns: TRIGGER_COLUMNS }, { windowed: false });
-        }),
-      ),
+    listOptions(triggers.command('list').description('list triggers (automated sends of a parent mailing; deprecated in the service)'), {
+      windowed: false,
+    }).action(
+      action(async (ctx, o: ListFlags) => {
+        await printList(ctx, '/triggers', {}, o, { columns: TRIGGER_COLUMNS }, { windowed: false });
+      }),
+    ),
     ['amsg triggers list', 'amsg triggers list --json | jq ".[].name"'],
   );
 
@@ -106,26 +107,33 @@ export function register(triggers: Command) {
   );
 
   examples(
-    dryRunOption(triggers.command('delete <trigger>').description('delete a trigger (asks first; --yes off a terminal); the mailings it sent stay'))
-      .action(
-        action(async (ctx, id: string) => {
-          const triggerId = numericId(id, 'TRIGGER');
-          const api = await ctx.api();
-          const t = await api.get<{ name: string }>(`/triggers/${triggerId}`);
-          await ctx.change(`delete trigger ${triggerId} "${t.name}"`, 1, () => api.delete(`/triggers/${triggerId}`), `Deleted trigger ${triggerId}.`);
-        }),
-      ),
+    dryRunOption(
+      triggers.command('delete <trigger>').description('delete a trigger (asks first; --yes off a terminal); the mailings it sent stay'),
+    ).action(
+      action(async (ctx, id: string) => {
+        const triggerId = numericId(id, 'TRIGGER');
+        const api = await ctx.api();
+        const t = await api.get<{ name: string }>(`/triggers/${triggerId}`);
+        await ctx.change(
+          `delete trigger ${triggerId} "${t.name}"`,
+          1,
+          () => api.delete(`/triggers/${triggerId}`),
+          `Deleted trigger ${triggerId}.`,
+        );
+      }),
+    ),
     ['amsg triggers delete 3 --yes'],
   );
 
   examples(
-    listOptions(triggers.command('mailings <trigger>').description('the mailings (type r) a trigger sent, oldest first'), { windowed: false })
-      .action(
-        action(async (ctx, id: string, o: ListFlags) => {
-          const triggerId = numericId(id, 'TRIGGER');
-          await printList(ctx, `/triggers/${triggerId}/mailings`, {}, o, { columns: MAILING_COLUMNS }, { windowed: false });
-        }),
-      ),
+    listOptions(triggers.command('mailings <trigger>').description('the mailings (type r) a trigger sent, oldest first'), {
+      windowed: false,
+    }).action(
+      action(async (ctx, id: string, o: ListFlags) => {
+        const triggerId = numericId(id, 'TRIGGER');
+        await printList(ctx, `/triggers/${triggerId}/mailings`, {}, o, { columns: MAILING_COLUMNS }, { windowed: false });
+      }),
+    ),
     ['amsg triggers mailings 3'],
   );
 

@@ -5,12 +5,11 @@ import { registerAccess } from './accounts.js';
 
 export function register(users: Command) {
   examples(
-    listOptions(users.command('list').description('list users'), { windowed: false })
-      .action(
-        action(async (ctx, o: ListFlags) => {
-          await printList(ctx, '/users', {}, o, {}, { windowed: false });
-        }),
-      ),
+    listOptions(users.command('list').description('list users'), { windowed: false }).action(
+      action(async (ctx, o: ListFlags) => {
+        await printList(ctx, '/users', {}, o, {}, { windowed: false });
+      }),
+    ),
     ['amsg users list'],
   );
   examples(
@@ -23,12 +22,10 @@ export function register(users: Command) {
       .action(
         action(async (ctx, email: string, o: { role: string; billingAccess?: boolean; manageUsers?: boolean }) => {
           const api = await ctx.api();
-          await ctx.print(
-            await api.post('/users', { email, role: o.role, billing_access: o.billingAccess, manage_users: o.manageUsers }),
-          );
+          await ctx.print(await api.post('/users', { email, role: o.role, billing_access: o.billingAccess, manage_users: o.manageUsers }));
         }),
       ),
     ['amsg users create ops@example.com --role manager --manage-users'],
   );
-  registerAccess(users.command('access').description("which sub-accounts of the HQ a user may act on"));
+  registerAccess(users.command('access').description('which sub-accounts of the HQ a user may act on'));
 }

@@ -6,7 +6,17 @@ import { collectList } from '../src/cli/resolve.js';
 import { counted } from '../src/cli/describe.js';
 
 const WEBHOOK_COLUMNS = ['webhook_id', 'event', 'method', 'url', 'public_key'];
-const DELIVERY_COLUMNS = ['delivery_id', 'webhook_id', 'event_id', 'event', 'status', 'attempts', 'last_status_code', 'next_attempt_at', 'last_error'];
+const DELIVERY_COLUMNS = [
+  'delivery_id',
+  'webhook_id',
+  'event_id',
+  'event',
+  'status',
+  'attempts',
+  'last_status_code',
+  'next_attempt_at',
+  'last_error',
+];
 
 const numeric = (what: string, ref: string) => {
   if (!/^\d+$/.test(ref)) throw new UsageError(`${what} is a numeric id, got "${ref}"`);
@@ -45,7 +55,9 @@ a day; each delivery is in the log (deliveries) and can be sent again (replay).
   );
 
   examples(
-    listOptions(webhooks.command('list').description("the account's webhooks (every one unless --limit or --start)"), { countable: true }).action(
+    listOptions(webhooks.command('list').description("the account's webhooks (every one unless --limit or --start)"), {
+      countable: true,
+    }).action(
       action(async (ctx, o: ListFlags) => {
         await printList(ctx, '/webhooks', {}, o, { columns: WEBHOOK_COLUMNS }, { countable: true, allByDefault: true });
       }),
@@ -80,10 +92,16 @@ a day; each delivery is in the log (deliveries) and can be sent again (replay).
             webhook_id: number;
             secret: string;
           };
-          await ctx.done(created, `Created webhook ${created.webhook_id} (${o.event} → ${url}).\nSigning secret, shown this once: ${created.secret}`);
+          await ctx.done(
+            created,
+            `Created webhook ${created.webhook_id} (${o.event} → ${url}).\nSigning secret, shown this once: ${created.secret}`,
+          );
         }),
       ),
-    ['amsg webhooks create https://example.com/hooks --event member_add', 'amsg webhooks create https://example.com/hooks --event import_finish --json | jq -r .secret > secret.txt'],
+    [
+      'amsg webhooks create https://example.com/hooks --event member_add',
+      'amsg webhooks create https://example.com/hooks --event import_finish --json | jq -r .secret > secret.txt',
+    ],
   );
 
   examples(
@@ -111,43 +129,45 @@ a day; each delivery is in the log (deliveries) and can be sent again (replay).
       webhooks
         .command('roll-secret <webhook>')
         .description('give a webhook a new signing secret (shown this once); the old one stops working at once'),
-    )
-      .action(
-        action(async (ctx, ref: string) => {
-          const api = await ctx.api();
-          const id = numeric('WEBHOOK', ref);
-          await ctx.change(
-            `roll the signing secret of ${await describeWebhook(api, id)}`,
-            1,
-            () => api.post<{ secret: string }>(`/webhooks/${id}/secret`),
-            (rolled) => `New signing secret of webhook ${id}, shown this once: ${rolled.secret}`,
-          );
-        }),
-      ),
+    ).action(
+      action(async (ctx, ref: string) => {
+        const api = await ctx.api();
+        const id = numeric('WEBHOOK', ref);
+        await ctx.change(
+          `roll the signing secret of ${await describeWebhook(api, id)}`,
+          1,
+          () => api.post<{ secret: string }>(`/webhooks/${id}/secret`),
+          (rolled) => `New signing secret of webhook ${id}, shown this once: ${rolled.secret}`,
+        );
+      }),
+    ),
     ['amsg webhooks roll-secret 3 --yes --json | jq -r .secret'],
   );
 
   examples(
-    dryRunOption(webhooks.command('delete <webhook>').description('delete a webhook (its pending deliveries and log go with it)'))
-      .action(
-        action(async (ctx, ref: string) => {
-          const api = await ctx.api();
-          const id = numeric('WEBHOOK', ref);
-          await ctx.change(`delete ${await describeWebhook(api, id)}`, 1, () => api.delete(`/webhooks/${id}`), `Deleted webhook ${id}.`);
-        }),
-      ),
+    dryRunOption(webhooks.command('delete <webhook>').description('delete a webhook (its pending deliveries and log go with it)')).action(
+      action(async (ctx, ref: string) => {
+        const api = await ctx.api();
+        const id = numeric('WEBHOOK', ref);
+        await ctx.change(`delete ${await describeWebhook(api, id)}`, 1, () => api.delete(`/webhooks/${id}`), `Deleted webhook ${id}.`);
+      }),
+    ),
     ['amsg webhooks delete 3 --yes'],
   );
 
   examples(
-    dryRunOption(webhooks.command('delete-all').description("delete all of the account's webhooks"))
-      .action(
-        action(async (ctx) => {
-          const api = await ctx.api();
-          const n = await api.get<number>('/webhooks', { count: true });
-          await ctx.change(`delete every webhook of the account (${counted(n, 'webhook')})`, n, () => api.delete('/webhooks'), 'Deleted every webhook.');
-        }),
-      ),
+    dryRunOption(webhooks.command('delete-all').description("delete all of the account's webhooks")).action(
+      action(async (ctx) => {
+        const api = await ctx.api();
+        const n = await api.get<number>('/webhooks', { count: true });
+        await ctx.change(
+          `delete every webhook of the account (${counted(n, 'webhook')})`,
+          n,
+          () => api.delete('/webhooks'),
+          'Deleted every webhook.',
+        );
+      }),
+    ),
     ['amsg webhooks delete-all --yes'],
   );
 
@@ -203,7 +223,9 @@ a day; each delivery is in the log (deliveries) and can be sent again (replay).
           const fired = (await api.post('/webhooks/trigger', { event })) as { event_id: number | null; deliveries: number };
           await ctx.done(
             fired,
-            fired.event_id === null ? `No webhook listens for ${event}; nothing was sent.` : `Fired sample event ${fired.event_id} (${event}) to ${fired.deliveries} webhook(s).`,
+            fired.event_id === null
+              ? `No webhook listens for ${event}; nothing was sent.`
+              : `Fired sample event ${fired.event_id} (${event}) to ${fired.deliveries} webhook(s).`,
           );
         }),
       ),
@@ -233,8 +255,10 @@ a day; each delivery is in the log (deliveries) and can be sent again (replay).
  * database), every quarter second.
  */
 async function listen(ctx: RunContext, o: { events?: string[]; forwardTo?: string; port: string }) {
-  if (o.forwardTo !== undefined && !/^https?:\/\//.test(o.forwardTo)) throw new UsageError(`--forward-to takes an http(s) URL, got "${o.forwardTo}"`);
-  if (!/^\d{1,5}$/.test(o.port) || Number(o.port) > 65535) throw new UsageError(`--port takes a port number (0 for any free one), got "${o.port}"`);
+  if (o.forwardTo !== undefined && !/^https?:\/\//.test(o.forwardTo))
+    throw new UsageError(`--forward-to takes an http(s) URL, got "${o.forwardTo}"`);
+  if (!/^\d{1,5}$/.test(o.port) || Number(o.port) > 65535)
+    throw new UsageError(`--port takes a port number (0 for any free one), got "${o.port}"`);
   const { createServer } = await import('node:http');
   const { randomBytes } = await import('node:crypto');
   const api = await ctx.api();
@@ -246,14 +270,18 @@ async function listen(ctx: RunContext, o: { events?: string[]; forwardTo?: strin
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
-      const raw = req.method === 'GET' ? (new URL(req.url ?? '/', 'http://x').searchParams.get('payload') ?? '') : Buffer.concat(chunks).toString('utf8');
+      const raw =
+        req.method === 'GET'
+          ? (new URL(req.url ?? '/', 'http://x').searchParams.get('payload') ?? '')
+          : Buffer.concat(chunks).toString('utf8');
       // Received is delivered: a slow --forward-to target must not make the post time out and come again.
       res.end();
       let forwarded = '';
       if (o.forwardTo) {
         try {
           const headers: Record<string, string> = { 'content-type': 'application/json' };
-          for (const h of ['x-amsg-signature', 'x-amsg-event-id', 'x-amsg-delivery-id', 'x-amsg-event']) if (req.headers[h]) headers[h] = String(req.headers[h]);
+          for (const h of ['x-amsg-signature', 'x-amsg-event-id', 'x-amsg-delivery-id', 'x-amsg-event'])
+            if (req.headers[h]) headers[h] = String(req.headers[h]);
           const answer = await fetch(o.forwardTo, { method: 'POST', headers, body: raw, signal: AbortSignal.timeout(10_000) });
           await answer.arrayBuffer();
           forwarded = ` → ${answer.status}`;
@@ -268,7 +296,9 @@ async function listen(ctx: RunContext, o: { events?: string[]; forwardTo?: strin
       } catch {
         // printed as it came
       }
-      out(`${event.occurred_at ?? ''}  ${event.event ?? '?'}  event ${event.event_id ?? req.headers['x-amsg-event-id']}  delivery ${req.headers['x-amsg-delivery-id']}${forwarded}`);
+      out(
+        `${event.occurred_at ?? ''}  ${event.event ?? '?'}  event ${event.event_id ?? req.headers['x-amsg-event-id']}  delivery ${req.headers['x-amsg-delivery-id']}${forwarded}`,
+      );
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -289,7 +319,9 @@ async function listen(ctx: RunContext, o: { events?: string[]; forwardTo?: strin
     throw err;
   }
   // The secret goes to stderr whatever --quiet says: forwarded posts are checked with it.
-  ctx.stderr.write(`amsg: Ready! Listening on ${url} for ${events.length === 22 ? 'every event' : events.join(', ')} (webhooks ${ids.join(', ')}). Signing secret: ${secret}\n`);
+  ctx.stderr.write(
+    `amsg: Ready! Listening on ${url} for ${events.length === 22 ? 'every event' : events.join(', ')} (webhooks ${ids.join(', ')}). Signing secret: ${secret}\n`,
+  );
   ctx.stderr.write('amsg: Ctrl-C stops and deletes these webhooks.\n');
 
   const stopped = new Promise<void>((resolve) => {

@@ -69,7 +69,9 @@ pairs it all holds, when its e-mail address belongs to an active member. Actions
   );
 
   examples(
-    listOptions(workflows.command('list').description('list workflows with their run counts (every one unless --limit or --start)'), { countable: true }).action(
+    listOptions(workflows.command('list').description('list workflows with their run counts (every one unless --limit or --start)'), {
+      countable: true,
+    }).action(
       action(async (ctx, o: ListFlags) => {
         await printList(ctx, '/workflows', {}, o, { columns: WORKFLOW_COLUMNS }, { countable: true, allByDefault: true });
       }),
@@ -108,7 +110,9 @@ pairs it all holds, when its e-mail address belongs to an active member. Actions
   );
 
   examples(
-    definitionFlags(workflows.command('update <id>').description('change a workflow: its name, its pairs (all replaced), its actions (all replaced)'))
+    definitionFlags(
+      workflows.command('update <id>').description('change a workflow: its name, its pairs (all replaced), its actions (all replaced)'),
+    )
       .option('--name <name>', 'the new name')
       .action(
         action(async (ctx, ref: string, o: DefinitionFlags) => {
@@ -123,21 +127,27 @@ pairs it all holds, when its e-mail address belongs to an active member. Actions
   );
 
   examples(
-    dryRunOption(workflows.command('delete <id>').description('delete a workflow and its runs'))
-      .action(
-        action(async (ctx, ref: string) => {
-          const id = workflowId(ref);
-          const api = await ctx.api();
-          const w = await api.get<{ name: string; run_count: number }>(`/workflows/${id}`);
-          await ctx.change(`delete workflow ${id} "${w.name}" and its ${counted(w.run_count, 'run')}`, 1, () => api.delete(`/workflows/${id}`), `Deleted workflow ${id}.`);
-        }),
-      ),
+    dryRunOption(workflows.command('delete <id>').description('delete a workflow and its runs')).action(
+      action(async (ctx, ref: string) => {
+        const id = workflowId(ref);
+        const api = await ctx.api();
+        const w = await api.get<{ name: string; run_count: number }>(`/workflows/${id}`);
+        await ctx.change(
+          `delete workflow ${id} "${w.name}" and its ${counted(w.run_count, 'run')}`,
+          1,
+          () => api.delete(`/workflows/${id}`),
+          `Deleted workflow ${id}.`,
+        );
+      }),
+    ),
     ['amsg workflows delete 1 --yes'],
   );
 
   examples(
     listOptions(
-      workflows.command('runs <id>').description('the runs of a workflow, a window of 500 at a time unless --all: event, member, and each action with its result'),
+      workflows
+        .command('runs <id>')
+        .description('the runs of a workflow, a window of 500 at a time unless --all: event, member, and each action with its result'),
       { countable: true },
     ).action(
       action(async (ctx, ref: string, o: ListFlags) => {

@@ -39,8 +39,7 @@ const lazyChildProcessForCommander = {
       /[\\/]commander[\\/]/.test(args.importer) ? { path: 'lazy-child-process', namespace: 'amsg-lazy' } : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'amsg-lazy' }, () => ({
-      contents:
-        "let real; module.exports = new Proxy({}, { get: (_, key) => (real ??= require('node:child_process'))[key] });",
+      contents: "let real; module.exports = new Proxy({}, { get: (_, key) => (real ??= require('node:child_process'))[key] });",
       loader: 'js',
     }));
   },
@@ -200,7 +199,8 @@ if (outdir === `${root}/dist`) {
     // Local mode on a database of its own, whatever the builder's settings are.
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AMSG_')));
     Object.assign(env, { AMSG_DB: join(dir, 'warm.db'), XDG_CONFIG_HOME: dir });
-    const amsg = (args, extra = {}) => execFileSync(process.execPath, [join(root, 'bin', 'amsg.js'), ...args], { env: { ...env, ...extra }, stdio: 'pipe' });
+    const amsg = (args, extra = {}) =>
+      execFileSync(process.execPath, [join(root, 'bin', 'amsg.js'), ...args], { env: { ...env, ...extra }, stdio: 'pipe' });
     const key = JSON.parse(amsg(['init', '--json']).toString());
     amsg(['members', 'add', 'warm@example.com', '--json']);
     amsg(['members', 'get', '1', '--json'], { AMSG_WRITE_CODE_CACHE: join(outdir, 'amsg.cjs.cache') });
@@ -213,7 +213,10 @@ if (outdir === `${root}/dist`) {
     );
     amsg(['seed', warmFixture], { AMSG_WRITE_VENDOR_CACHE: '1' });
     // undici's cache, from a remote call: `amsg serve` on the same database.
-    const server = spawn(process.execPath, [join(root, 'bin', 'amsg.js'), 'serve', '--host', '127.0.0.1', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    const server = spawn(process.execPath, [join(root, 'bin', 'amsg.js'), 'serve', '--host', '127.0.0.1', '--port', '0'], {
+      env,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     try {
       const url = await new Promise((resolve, reject) => {
         createInterface({ input: server.stdout }).once('line', (line) => resolve(line.trim()));

@@ -16,12 +16,10 @@ const packages = lock.packages;
 /** os, cpu and libc from a platform package name such as @rollup/rollup-linux-arm64-musl. */
 function platformOf(name) {
   const base = name.split('/').pop();
-  const os = ['android', 'darwin', 'freebsd', 'linux', 'openbsd', 'openharmony', 'win32', 'sunos', 'aix', 'netbsd'].find(
-    (o) => base.includes(o),
+  const os = ['android', 'darwin', 'freebsd', 'linux', 'openbsd', 'openharmony', 'win32', 'sunos', 'aix', 'netbsd'].find((o) =>
+    base.includes(o),
   );
-  const cpu = ['arm64', 'loong64', 'ppc64', 'riscv64', 's390x', 'ia32', 'x64', 'arm'].find(
-    (c) => base.includes(`-${c}`),
-  );
+  const cpu = ['arm64', 'loong64', 'ppc64', 'riscv64', 's390x', 'ia32', 'x64', 'arm'].find((c) => base.includes(`-${c}`));
   const libc = base.includes('musl') ? 'musl' : os === 'linux' && base.includes('gnu') ? 'glibc' : undefined;
   return { os, cpu, libc };
 }

@@ -27,8 +27,7 @@ export class ApiError extends Error {
   }
 }
 
-export const badRequest = (message: string, details?: Record<string, unknown>) =>
-  new ApiError(400, message, details);
+export const badRequest = (message: string, details?: Record<string, unknown>) => new ApiError(400, message, details);
 export const notFound = (message: string) => new ApiError(404, message);
 export const forbidden = (message: string) => new ApiError(403, message);
 
@@ -96,4 +95,3 @@ export function boundedJson<T>(value: T, path: string): T {
   if (!where) throw new ApiError(400, `request body ${reason}`);
   throw new ApiError(400, `${where}: ${reason}`, { field: where });
 }
-

@@ -132,8 +132,7 @@ export function coerceValue(field: FieldRule, value: unknown, path: string): unk
       return checkedOption(field, value, path);
     case 'text[]': {
       const items = Array.isArray(value) ? value : typeof value === 'string' ? [value] : undefined;
-      if (!items || items.some((v) => typeof v !== 'string'))
-        throw invalid(path, 'must be a list of strings for a text[] field');
+      if (!items || items.some((v) => typeof v !== 'string')) throw invalid(path, 'must be a list of strings for a text[] field');
       return (items as string[]).map((v) => checkedOption(field, v, path));
     }
     case 'numeric': {
@@ -148,8 +147,7 @@ export function coerceValue(field: FieldRule, value: unknown, path: string): unk
       if (text !== undefined && /^(false|0|no)$/i.test(text)) return false;
       throw invalid(path, `must be true or false for a boolean field, got ${preview(value)}`);
     case 'date':
-      if (text === undefined || !isDate(text))
-        throw invalid(path, `must be a date YYYY-MM-DD for a date field, got ${preview(value)}`);
+      if (text === undefined || !isDate(text)) throw invalid(path, `must be a date YYYY-MM-DD for a date field, got ${preview(value)}`);
       return text;
     case 'timestamp': {
       const m = text !== undefined ? /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?/.exec(text) : null;

@@ -20,7 +20,11 @@ export interface TestService {
   dir: string;
   file: string;
   /** One request through the route table, as the server would see it. */
-  call(method: string, path: string, opts?: { query?: Record<string, string>; body?: unknown; rawBody?: string }): Promise<{ status: number; body: any }>;
+  call(
+    method: string,
+    path: string,
+    opts?: { query?: Record<string, string>; body?: unknown; rawBody?: string },
+  ): Promise<{ status: number; body: any }>;
   /**
    * Runs fn and answers what it returned and the statements it ran on `db`, in order,
    * as SQLite expands them (values in place of parameters). Needs `trace: true`.

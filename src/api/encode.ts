@@ -40,7 +40,10 @@ const memberSms = (sms: MemberRecord['sms']) =>
     promotional_status_updated_at: isoOffset(sms.promotional_status_updated_at),
   };
 
-const STATUS_JSON = Object.fromEntries(Object.entries(STATUS_NAMES).map(([id, name]) => [id, JSON.stringify(name)])) as Record<MemberStatus, string>;
+const STATUS_JSON = Object.fromEntries(Object.entries(STATUS_NAMES).map(([id, name]) => [id, JSON.stringify(name)])) as Record<
+  MemberStatus,
+  string
+>;
 
 /**
  * member() as JSON text, its fields given as JSON text already (a page of members, one

@@ -12,7 +12,10 @@ export function openapiDocument(routes: Route[], version: string) {
         name,
         in: 'path',
         required: true,
-        schema: name === 'account_id' || name === 'parent_account_id' ? { type: 'integer', minimum: 1 } : (paramProps[name] ?? { type: 'string' }),
+        schema:
+          name === 'account_id' || name === 'parent_account_id'
+            ? { type: 'integer', minimum: 1 }
+            : (paramProps[name] ?? { type: 'string' }),
       })),
       ...Object.entries(queryJson?.properties ?? {}).map(([name, schema]) => ({
         name,

@@ -154,8 +154,7 @@ export class Router {
   }
 
   private dispatch(req: ApiRequest, found: ReturnType<typeof findRoute<Match>>): ApiResponse | Promise<ApiResponse> {
-    if (req.method === 'GET' && req.path === '/openapi.json')
-      return { status: 200, body: openapiDocument(this.routes, VERSION) };
+    if (req.method === 'GET' && req.path === '/openapi.json') return { status: 200, body: openapiDocument(this.routes, VERSION) };
     if (!found) {
       const other = this.allowedMethods(req.path);
       // HTTP requires a 405 to list the allowed methods in an Allow header too.

@@ -154,7 +154,13 @@ export const flag = () =>
 /** Query ids, comma-separated (e.g. import_ids=1,2). */
 export const idList = () =>
   schema<number[]>({ type: 'string', description: 'comma-separated ids' }, (v, path) => {
-    const items = typeof v === 'string' ? v.split(',').map((x) => x.trim()).filter(Boolean) : [];
+    const items =
+      typeof v === 'string'
+        ? v
+            .split(',')
+            .map((x) => x.trim())
+            .filter(Boolean)
+        : [];
     if (!items.length) throw invalid(path, 'must be a comma-separated list of ids, such as 1,2');
     return items.map((item) => idText().parse(item, path));
   });
@@ -163,10 +169,12 @@ export const idList = () =>
 export const letterList = <const T extends string>(values: readonly T[]) =>
   schema<T[]>({ type: 'string', description: `comma-separated subset of ${values.join(',')}` }, (v, path) => {
     if (typeof v !== 'string') throw invalid(path, `must be a comma-separated list of ${values.join(', ')}`);
-    const items = v.split(',').map((s) => s.trim()).filter(Boolean);
+    const items = v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     for (const item of items)
-      if (!(values as readonly string[]).includes(item))
-        throw invalid(path, `"${item}" is not one of ${values.join(', ')}`);
+      if (!(values as readonly string[]).includes(item)) throw invalid(path, `"${item}" is not one of ${values.join(', ')}`);
     return items as T[];
   });
 
@@ -285,8 +293,7 @@ export function object<S extends Shape>(shape: S, opts: { allowUnknown?: boolean
       additionalProperties: !opts.strict,
     }),
     parse(v, path) {
-      if (!v || typeof v !== 'object' || Array.isArray(v))
-        throw invalid(path, `must be a JSON object, got ${describe(v)}`);
+      if (!v || typeof v !== 'object' || Array.isArray(v)) throw invalid(path, `must be a JSON object, got ${describe(v)}`);
       const input = v as Record<string, unknown>;
       const out: Record<string, unknown> = {};
       const prefix = path ? `${path}.` : '';

@@ -25,7 +25,9 @@ interface Node {
 
 const flagsOf = (options: readonly Option[]) =>
   options.flatMap((o) =>
-    [o.long, o.short].filter((f): f is string => !!f).map((flag) => ({ flag, description: o.description, takesValue: o.required || o.optional })),
+    [o.long, o.short]
+      .filter((f): f is string => !!f)
+      .map((flag) => ({ flag, description: o.description, takesValue: o.required || o.optional })),
   );
 
 /** Every command path with its subcommands and flags (the global flags at every level). */

@@ -144,7 +144,12 @@ export class RunContext {
 
   /** A list printed as its pages arrive, in the chosen format (see printList). */
   async listWriter(view: View = {}): Promise<ListWriter> {
-    return listWriter(this.format, this.fitted(view), (t) => this.write(t), (m) => this.note(m));
+    return listWriter(
+      this.format,
+      this.fitted(view),
+      (t) => this.write(t),
+      (m) => this.note(m),
+    );
   }
 
   /**
@@ -243,7 +248,9 @@ export function describeFailure(err: unknown, env: NodeJS.ProcessEnv = process.e
   if (err instanceof ApiError) {
     const { error: _e, field, ...details } = err.body;
     // Details of the refusal (missing tags, the row that failed) as lines, not pasted JSON.
-    const extra = Object.entries(details).map(([k, v]) => `\n  ${k}: ${detailText(v)}`).join('');
+    const extra = Object.entries(details)
+      .map(([k, v]) => `\n  ${k}: ${detailText(v)}`)
+      .join('');
     return {
       message: `the service refused (HTTP ${err.status}): ${err.message}${extra}`,
       code: EXIT.refused,
@@ -255,7 +262,10 @@ export function describeFailure(err: unknown, env: NodeJS.ProcessEnv = process.e
   }
   if (err instanceof ConnectionError)
     return {
-      message: err.hint === undefined ? `${err.message}\n  check --base-url / AMSG_BASE_URL and that the service is running, or use --local` : `${err.message}${err.hint}`,
+      message:
+        err.hint === undefined
+          ? `${err.message}\n  check --base-url / AMSG_BASE_URL and that the service is running, or use --local`
+          : `${err.message}${err.hint}`,
       error: err.message,
       code: EXIT.unreachable,
     };
@@ -276,7 +286,11 @@ export function describeFailure(err: unknown, env: NodeJS.ProcessEnv = process.e
  * stdout is not a terminal and the output is json or ndjson (a script parsing the
  * data parses the error too). Otherwise a sentence for people.
  */
-export function wantsJsonErrors(opts: { json?: boolean; output?: string }, env: NodeJS.ProcessEnv, stdoutIsTTY: boolean | undefined): boolean {
+export function wantsJsonErrors(
+  opts: { json?: boolean; output?: string },
+  env: NodeJS.ProcessEnv,
+  stdoutIsTTY: boolean | undefined,
+): boolean {
   if (opts.json) return true;
   const format = opts.output ?? env.AMSG_OUTPUT;
   return !stdoutIsTTY && (format === 'json' || format === 'ndjson');
@@ -286,15 +300,23 @@ export function wantsJsonErrors(opts: { json?: boolean; output?: string }, env: 
 export function failureText(f: Failure, json: boolean): string {
   if (!json) return `amsg: ${f.message}\n`;
   return (
-    JSON.stringify({ error: f.error ?? f.message, status: f.status ?? null, field: f.field ?? null, exit_code: f.code, ...(f.details ? { details: f.details } : {}) }) +
-    '\n'
+    JSON.stringify({
+      error: f.error ?? f.message,
+      status: f.status ?? null,
+      field: f.field ?? null,
+      exit_code: f.code,
+      ...(f.details ? { details: f.details } : {}),
+    }) + '\n'
   );
 }
 
 /** The key pair of remote mode: PUBLIC:PRIVATE. Never echoed back, since it is a secret. */
 function checkApiKey(key: string | undefined) {
   if (!key)
-    throw new UsageError('remote mode needs an API key pair: pass --api-key PUBLIC:PRIVATE or set AMSG_API_KEY (or use --local)', 'api_key');
+    throw new UsageError(
+      'remote mode needs an API key pair: pass --api-key PUBLIC:PRIVATE or set AMSG_API_KEY (or use --local)',
+      'api_key',
+    );
   const colon = key.indexOf(':');
   if (colon < 1 || colon === key.length - 1)
     throw new UsageError('--api-key / AMSG_API_KEY must be PUBLIC:PRIVATE, the two halves of a key pair joined by a colon', 'api_key');

@@ -166,7 +166,9 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
       totalBytes = st.size;
     } catch (err) {
       if (err instanceof CsvError) throw err;
-      throw new CsvError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+      throw new CsvError(
+        `cannot read ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+      );
     }
     input = createReadStream(file, { highWaterMark: 256 * 1024 });
   }

@@ -62,7 +62,12 @@ export async function countMembers(api: Api, which: { group_id?: number; archive
  * How many records of a windowed list match, read a page at a time: only where the
  * service keeps no count for the question (the members holding a field's value).
  */
-export async function countWhere<T>(api: Api, path: string, query: Record<string, string | boolean | undefined>, match: (row: T) => boolean) {
+export async function countWhere<T>(
+  api: Api,
+  path: string,
+  query: Record<string, string | boolean | undefined>,
+  match: (row: T) => boolean,
+) {
   let n = 0;
   for await (const page of pages<T>(api, path, query)) for (const row of page) if (match(row)) n++;
   return n;

@@ -40,7 +40,8 @@ export function rates(s: ProgressState, startedAt: number, now = Date.now()) {
 }
 
 const fmtInt = (n: number) => thousands(Math.round(n));
-const fmtDuration = (s: number) => (s >= 60 ? `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s` : `${Math.round(s)}s`);
+const fmtDuration = (s: number) =>
+  s >= 60 ? `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s` : `${Math.round(s)}s`;
 
 export function progressLine(s: ProgressState, startedAt: number, now = Date.now()): string {
   const r = rates(s, startedAt, now);
@@ -127,7 +128,12 @@ async function liveView(out: NodeJS.WriteStream, state: ProgressState, startedAt
         s.serverStatus ? `  status ${s.serverStatus}` : '',
       ),
       r.fraction !== undefined
-        ? h(Text, null, `[${'█'.repeat(filled)}${'░'.repeat(width - filled)}] ${(r.fraction * 100).toFixed(0)}%`, r.etaSeconds !== undefined ? `  ETA ${fmtDuration(r.etaSeconds)}` : '')
+        ? h(
+            Text,
+            null,
+            `[${'█'.repeat(filled)}${'░'.repeat(width - filled)}] ${(r.fraction * 100).toFixed(0)}%`,
+            r.etaSeconds !== undefined ? `  ETA ${fmtDuration(r.etaSeconds)}` : '',
+          )
         : null,
       h(Text, null, `${fmtInt(s.rowsRead)} rows read, ${fmtInt(s.rowsSent)} sent, ${fmtInt(r.rowsPerSecond)} rows/s`),
       h(Text, { color: s.rejected && color ? 'yellow' : undefined }, `${fmtInt(s.rejected)} rejected`),

@@ -156,7 +156,8 @@ export function mapColumns(
     if (!seen.has(c)) problems.push(`--map names column "${c}", which is not in the header (${header.join(', ')})${didYouMean(c, header)}`);
   const ignored = new Set(ignore.map((c) => c.toLowerCase()));
   for (const c of ignore)
-    if (!seen.has(c.toLowerCase())) problems.push(`--ignore names column "${c}", which is not in the header (${header.join(', ')})${didYouMean(c, header)}`);
+    if (!seen.has(c.toLowerCase()))
+      problems.push(`--ignore names column "${c}", which is not in the header (${header.join(', ')})${didYouMean(c, header)}`);
   const columns = Object.assign([] as Column[], { skipped: [] as string[], serviceColumns: [] as string[] });
   const unknown: string[] = [];
   header.forEach((name, index) => {
@@ -164,7 +165,8 @@ export function mapColumns(
     const key = name.toLowerCase();
     if (ignored.has(key) || explicit.get(key) === '') return void columns.skipped.push(name);
     // Columns of the service's own CSV: fields.first_name is the field, sms.phone_number the phone.
-    const wanted = explicit.get(key) ?? (/^fields\./i.test(name) ? name.slice('fields.'.length) : key === 'sms.phone_number' ? 'phone_number' : name);
+    const wanted =
+      explicit.get(key) ?? (/^fields\./i.test(name) ? name.slice('fields.'.length) : key === 'sms.phone_number' ? 'phone_number' : name);
     const special = SPECIAL[wanted.toLowerCase()];
     const field = fields.get(wanted.toLowerCase());
     if (!explicit.has(key) && !field && SERVICE_COLUMNS.has(key)) return void columns.serviceColumns.push(name);
@@ -179,8 +181,7 @@ export function mapColumns(
         'map each to a field with --map column=field, skip it with --ignore column, or create the field (amsg fields create NAME --type text)',
     );
   const emails = columns.filter((c) => c.target === 'email');
-  if (!emails.length)
-    problems.push(`no email column in the header (${header.join(', ')}); name one with --map column=email`);
+  if (!emails.length) problems.push(`no email column in the header (${header.join(', ')}); name one with --map column=email`);
   if (emails.length > 1) problems.push(`more than one column maps to email: ${emails.map((c) => c.name).join(', ')}`);
   // Two columns for one field would leave the last one's value, silently.
   const byTarget = new Map<string, string[]>();
@@ -278,7 +279,9 @@ class ErrorsFile {
     await new Promise<void>((resolve) => this.out!.end(resolve));
     if (this.failed) throw new Error(`cannot write --errors-out ${this.path}: ${this.failed.message}`);
     renameSync(`${this.path}.partial`, this.path);
-    this.note(`wrote the ${thousands(this.rows)} row${this.rows === 1 ? '' : 's'} not imported to ${this.path} (fix them and import that file again)`);
+    this.note(
+      `wrote the ${thousands(this.rows)} row${this.rows === 1 ? '' : 's'} not imported to ${this.path} (fix them and import that file again)`,
+    );
   }
 }
 
@@ -328,12 +331,7 @@ interface Target {
 }
 
 /** A dry run: every batch through the service's rules, nothing written. */
-function dryRunTarget(
-  api: Api,
-  columns: SentColumns,
-  options: () => Promise<Record<string, unknown>>,
-  outcome: ImportOutcome,
-): Target {
+function dryRunTarget(api: Api, columns: SentColumns, options: () => Promise<Record<string, unknown>>, outcome: ImportOutcome): Target {
   const dry = { received: 0, added: 0, updated: 0, duplicates: 0, skipped: 0 };
   return {
     async send(batch) {
@@ -462,8 +460,11 @@ export async function runImport(
   if (ownErrors) note(`the last column, "${source.header.at(-1)}", is the reason amsg gave for rejecting each row: ignored`);
   const columns = mapColumns(header, fieldNames, req.map, req.ignore);
   if (columns.serviceColumns.length)
-    note(`skipped the service's own column${columns.serviceColumns.length > 1 ? 's' : ''} ${columns.serviceColumns.join(', ')} (the service sets them; they are not imported)`);
-  if (columns.skipped.length) note(`skipped column${columns.skipped.length > 1 ? 's' : ''} ${columns.skipped.join(', ')} (--ignore or --map column=)`);
+    note(
+      `skipped the service's own column${columns.serviceColumns.length > 1 ? 's' : ''} ${columns.serviceColumns.join(', ')} (the service sets them; they are not imported)`,
+    );
+  if (columns.skipped.length)
+    note(`skipped column${columns.skipped.length > 1 ? 's' : ''} ${columns.skipped.join(', ')} (--ignore or --map column=)`);
   // Every other column of the header maps to something (mapColumns refuses the rest):
   // the rows go as they were read, or only their kept cells when some are skipped.
   const sent: SentColumns = {
@@ -613,8 +614,7 @@ export async function runImport(
       }),
     );
   };
-  const readProgress = () =>
-    progress.update({ rowsRead: outcome.rowsRead, bytesRead: source.bytesRead(), totalBytes: source.totalBytes });
+  const readProgress = () => progress.update({ rowsRead: outcome.rowsRead, bytesRead: source.bytesRead(), totalBytes: source.totalBytes });
   let failure: Error | undefined;
   try {
     let dataRows = 0;

@@ -185,7 +185,12 @@ export async function createIngestProgress(out: NodeJS.WriteStream, opts: { quie
   const { render, Box, Text, React } = await loadInk();
   const h = React.createElement;
   const View = ({ s }: { s: IngestState }) =>
-    h(Box, { flexDirection: 'column' }, h(Text, null, 'Sending events'), h(Text, { color: s.refused ? 'yellow' : undefined }, line(s, startedAt)));
+    h(
+      Box,
+      { flexDirection: 'column' },
+      h(Text, null, 'Sending events'),
+      h(Text, { color: s.refused ? 'yellow' : undefined }, line(s, startedAt)),
+    );
   const app = render(h(View, { s: { ...state } }), { stdout: out, patchConsole: false, exitOnCtrlC: false });
   const timer = setInterval(() => app.rerender(h(View, { s: { ...state } })), 100);
   return {

@@ -160,7 +160,10 @@ async function renderCsv(value: unknown): Promise<string> {
   if (!items.every(isRow)) return stringify(items.map((v) => [cell(v)]));
   const rows = items.map((r) => flatten(r as Row));
   const columns = csvColumns(rows);
-  return stringify(rows.map((r) => columns.map((c) => cell(r[c]))), { header: true, columns });
+  return stringify(
+    rows.map((r) => columns.map((c) => cell(r[c]))),
+    { header: true, columns },
+  );
 }
 
 /** A list printed as its pages arrive (see printList in paging.ts). */
@@ -200,7 +203,12 @@ export function listWriter(format: Format, view: View, write: (text: string) => 
           const header = !columns;
           columns ??= csvColumns(flat);
           for (const r of flat) for (const [k, v] of Object.entries(r)) if (cell(v) !== '' && !columns.includes(k)) dropped.add(k);
-          await write(stringify(flat.map((r) => columns!.map((c) => cell(r[c]))), { header, columns }));
+          await write(
+            stringify(
+              flat.map((r) => columns!.map((c) => cell(r[c]))),
+              { header, columns },
+            ),
+          );
         }
       }
       count += rows.length;
@@ -227,7 +235,10 @@ async function renderTable(value: unknown, view: View): Promise<string> {
     let head = columns;
     if (view.width) {
       const lineWidth = (t: string) => Math.max(...t.split('\n').map((l) => l.length));
-      const { kept, widths } = fitColumns(columns.map((c, i) => Math.max(c.length, ...rows.map((r) => lineWidth(r[i])))), view.width);
+      const { kept, widths } = fitColumns(
+        columns.map((c, i) => Math.max(c.length, ...rows.map((r) => lineWidth(r[i])))),
+        view.width,
+      );
       if (kept < columns.length) view.leftOut?.(columns.slice(kept));
       rows = rows.map((r) => r.slice(0, kept).map((text, i) => cut(text, widths[i])));
       head = columns.slice(0, kept).map((c, i) => cut(c, widths[i]));

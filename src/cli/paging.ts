@@ -100,13 +100,13 @@ export function listOptions(cmd: Command, shape: ListShape = {}): Command {
   if (countable) cmd.option('--count', 'print only how many there are');
   return cmd.hook('preAction', (_program, self) => {
     const o = self.opts<ListFlags>();
-    if (o.all && (o.limit !== undefined || o.end !== undefined)) self.error('error: --all goes with neither --limit nor --end', { exitCode: 2 });
+    if (o.all && (o.limit !== undefined || o.end !== undefined))
+      self.error('error: --all goes with neither --limit nor --end', { exitCode: 2 });
     if (o.count && (o.all || o.limit !== undefined)) self.error('error: --count goes with neither --all nor --limit', { exitCode: 2 });
     if (o.start !== undefined && o.end !== undefined && o.end < o.start)
       self.error(`error: --end (${o.end}) must not be before --start (${o.start})`, { exitCode: 2 });
   });
 }
-
 
 /**
  * Prints a list: one window by default, every record with --all, at most N with
@@ -129,7 +129,9 @@ export async function printList(
   if (flags.count) return ctx.print(await api.get(path, { ...query, count: true }));
 
   const from = start ?? 0;
-  const wanted = flags.all ? Infinity : (limit ?? (end !== undefined ? end - from : allByDefault && start === undefined ? Infinity : PAGE_SIZE));
+  const wanted = flags.all
+    ? Infinity
+    : (limit ?? (end !== undefined ? end - from : allByDefault && start === undefined ? Infinity : PAGE_SIZE));
   const { key } = shape;
   const out = key && ctx.format === 'json' ? keptUnder(ctx, key, view) : await ctx.listWriter(view);
   let shown = 0;

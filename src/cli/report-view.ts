@@ -13,8 +13,8 @@ import { thousands } from './output.js';
 
 /** GET /response/{mailing_id}, as the service answers it. */
 export type MailingResponse = { name: string; subject: string } & Record<'recipient_count' | SummaryFigureName | 'in_progress', number> & {
-  [more: string]: unknown;
-};
+    [more: string]: unknown;
+  };
 
 type Counts = Pick<MailingResponse, 'sent' | 'delivered' | 'opened' | 'clicked'>;
 
@@ -30,7 +30,14 @@ export function rates(c: Counts) {
 }
 
 /** The figures a comparison and a summary table show, in this order. */
-export const SUMMARY_ROWS = ['recipient_count', ...SUMMARY_FIGURES, 'in_progress', 'delivered_rate', 'open_rate', 'clicks_per_open'] as const;
+export const SUMMARY_ROWS = [
+  'recipient_count',
+  ...SUMMARY_FIGURES,
+  'in_progress',
+  'delivered_rate',
+  'open_rate',
+  'clicks_per_open',
+] as const;
 
 /** The columns of the month series' table, in this order. */
 export const MONTH_COLUMNS = ['year', 'month', 'mailings', ...MONTH_TABLE_FIGURES, 'delivered_rate', 'open_rate', 'clicks_per_open'];
@@ -39,9 +46,7 @@ export const MONTH_COLUMNS = ['year', 'month', 'mailings', ...MONTH_TABLE_FIGURE
 export function comparison(reports: { mailing_id: number; report: MailingResponse }[]) {
   const withRates = reports.map((r) => ({ id: r.mailing_id, values: { ...r.report, ...rates(r.report) } as Record<string, unknown> }));
   const head = (r: { id: number }) => `${r.id} ${reports.find((x) => x.mailing_id === r.id)!.report.name}`;
-  return [
-    ...SUMMARY_ROWS.map((figure) => ({ figure, ...Object.fromEntries(withRates.map((r) => [head(r), r.values[figure]])) })),
-  ];
+  return [...SUMMARY_ROWS.map((figure) => ({ figure, ...Object.fromEntries(withRates.map((r) => [head(r), r.values[figure]])) }))];
 }
 
 // ---------------------------------------------------------------- the live view
@@ -104,7 +109,13 @@ export async function watchMailing(api: Api, mailingId: number, out: NodeJS.Writ
   // `on`, not `once`: Ink's exit hook re-raises a SIGINT that no other listener is left to handle.
   process.on('SIGINT', stop);
   try {
-    await drawUntilStopped(api, mailingId, out, () => stopped, (fn) => (unmount = fn));
+    await drawUntilStopped(
+      api,
+      mailingId,
+      out,
+      () => stopped,
+      (fn) => (unmount = fn),
+    );
   } finally {
     process.off('SIGINT', stop);
   }
@@ -132,9 +143,19 @@ async function drawUntilStopped(
           `${st.label.padEnd(10)}[${'█'.repeat(filled)}${'░'.repeat(BAR - filled)}] ${fmt(st.value)} of ${fmt(st.of)} (${percent(st.value, st.of)})`,
         );
       }),
-      h(Text, null, `in progress ${fmt(s.report.in_progress)}, bounced ${fmt(s.report.bounced)}, opted out ${fmt(s.report.opted_out)}, clicks ${fmt(s.report.clicked)}`),
+      h(
+        Text,
+        null,
+        `in progress ${fmt(s.report.in_progress)}, bounced ${fmt(s.report.bounced)}, opted out ${fmt(s.report.opted_out)}, clicks ${fmt(s.report.clicked)}`,
+      ),
       h(Text, { bold: true }, s.links.length ? 'Top links' : 'No links'),
-      ...s.links.map((l) => h(Text, { key: l.link_id }, `  ${fmt(l.total_clicks).padStart(7)} clicks  ${fmt(l.unique_clicks).padStart(7)} unique  ${l.link_name}`)),
+      ...s.links.map((l) =>
+        h(
+          Text,
+          { key: l.link_id },
+          `  ${fmt(l.total_clicks).padStart(7)} clicks  ${fmt(l.unique_clicks).padStart(7)} unique  ${l.link_name}`,
+        ),
+      ),
       h(Text, { dimColor: true }, 'Ctrl-C to stop'),
     );
   let current = await snapshot(api, mailingId);

@@ -63,7 +63,10 @@ export function similarNames(name: string, known: Iterable<string>): string[] {
     .filter(({ d }) => d <= limit)
     .sort((x, y) => x.d - y.d);
   // Only the closest: `frist_name` suggests first_name, not last_name too.
-  return scored.filter(({ d }) => d === scored[0].d).slice(0, 3).map(({ k }) => k);
+  return scored
+    .filter(({ d }) => d === scored[0].d)
+    .slice(0, 3)
+    .map(({ k }) => k);
 }
 
 /** ` (did you mean "Gold"?)`, or nothing when no known name is close. */
@@ -78,7 +81,10 @@ export const collect = (value: string, previous: string[] = []) => [...previous,
 /** Comma lists as well as repeats: `--group a,b --group c`. */
 export const collectList = (value: string, previous: string[] = []) => [
   ...previous,
-  ...value.split(',').map((s) => s.trim()).filter(Boolean),
+  ...value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
 ];
 
 /** `--field name=value` pairs to an object; a value starting with [ or { is JSON (text[] fields). */
@@ -136,7 +142,10 @@ export async function groupIds(api: Api, ctx: RunContext, refs: string[] = [], c
     const missing = [...new Set(names.filter((n) => !byName.has(n.toLowerCase())))];
     if (missing.length && !create)
       throw new NotFoundError(
-        `no group named ${missing.map((m) => `"${m}"`).join(', ')} (see amsg groups list)${didYouMean(missing[0], groups.map((g) => g.group_name))}`,
+        `no group named ${missing.map((m) => `"${m}"`).join(', ')} (see amsg groups list)${didYouMean(
+          missing[0],
+          groups.map((g) => g.group_name),
+        )}`,
         'group',
       );
     if (missing.length) {
@@ -174,7 +183,10 @@ export async function subscriptionId(api: Api, ref: string): Promise<number> {
   const found = subscriptions.find((x) => x.subscription_name.toLowerCase() === ref.toLowerCase());
   if (!found)
     throw new NotFoundError(
-      `no subscription named "${ref}" (see amsg subscriptions list)${didYouMean(ref, subscriptions.map((x) => x.subscription_name))}`,
+      `no subscription named "${ref}" (see amsg subscriptions list)${didYouMean(
+        ref,
+        subscriptions.map((x) => x.subscription_name),
+      )}`,
       'subscription',
     );
   return found.subscription_id;
@@ -185,7 +197,14 @@ export async function searchId(api: Api, ref: string): Promise<number> {
   if (isId(ref)) return Number(ref);
   const searches = await allPages<{ search_id: number; name: string }>(api, '/searches');
   const found = searches.find((x) => x.name.toLowerCase() === ref.toLowerCase());
-  if (!found) throw new NotFoundError(`no search named "${ref}" (see amsg searches list)${didYouMean(ref, searches.map((x) => x.name))}`, 'search');
+  if (!found)
+    throw new NotFoundError(
+      `no search named "${ref}" (see amsg searches list)${didYouMean(
+        ref,
+        searches.map((x) => x.name),
+      )}`,
+      'search',
+    );
   return found.search_id;
 }
 
@@ -194,7 +213,15 @@ export async function fieldId(api: Api, ref: string): Promise<number> {
   if (isId(ref)) return Number(ref);
   const fields = await api.get<{ field_id: number; shortcut_name: string }[]>('/fields');
   const f = fields.find((x) => x.shortcut_name.toLowerCase() === ref.toLowerCase());
-  if (!f) throw new NotFoundError(`no field named "${ref}" (see amsg fields list)${didYouMean(ref, fields.map((x) => x.shortcut_name), false)}`, 'field');
+  if (!f)
+    throw new NotFoundError(
+      `no field named "${ref}" (see amsg fields list)${didYouMean(
+        ref,
+        fields.map((x) => x.shortcut_name),
+        false,
+      )}`,
+      'field',
+    );
   return f.field_id;
 }
 
@@ -210,19 +237,32 @@ export function statusLetter(value: string, allowed: string[]): string {
 /** `unknown field "firstname"` → ` (did you mean first_name?)`, from the account's fields; nothing when none is close. */
 export async function fieldSuggestion(api: Api, name: string): Promise<string> {
   const fields = await api.get<{ shortcut_name: string }[]>('/fields').catch(() => []);
-  const similar = similarNames(name, fields.map((f) => f.shortcut_name));
+  const similar = similarNames(
+    name,
+    fields.map((f) => f.shortcut_name),
+  );
   return similar.length ? ` (did you mean ${similar.join(' or ')}?)` : '';
 }
 
 /** A mailing id for an id or a name (case-insensitive; archived and canceled ones too), refused when the name is ambiguous. */
 export async function mailingId(api: Api, ref: string): Promise<number> {
   if (isId(ref)) return Number(ref);
-  const mailings = await api.get<{ mailing_id: number; name: string }[]>('/mailings', { include_archived: true, mailing_types: 'm,t,r,s,c', mailing_statuses: 'p,a,i,s,x,c,w,u,f' });
+  const mailings = await api.get<{ mailing_id: number; name: string }[]>('/mailings', {
+    include_archived: true,
+    mailing_types: 'm,t,r,s,c',
+    mailing_statuses: 'p,a,i,s,x,c,w,u,f',
+  });
   const found = mailings.filter((m) => m.name.toLowerCase() === ref.toLowerCase());
   if (found.length > 1)
     throw new UsageError(`${found.length} mailings are named "${ref}" (${found.map((m) => m.mailing_id).join(', ')}): give the id`);
   if (!found.length)
-    throw new NotFoundError(`no mailing named "${ref}" (see amsg mailings list)${didYouMean(ref, mailings.map((m) => m.name))}`, 'mailing');
+    throw new NotFoundError(
+      `no mailing named "${ref}" (see amsg mailings list)${didYouMean(
+        ref,
+        mailings.map((m) => m.name),
+      )}`,
+      'mailing',
+    );
   return found[0].mailing_id;
 }
 

@@ -65,8 +65,7 @@ export function resolveSettings(flags: ConnectionFlags, env: NodeJS.ProcessEnv =
   const config = readConfig(env);
   const profileName = flags.profile ?? env.AMSG_PROFILE ?? config.current_profile ?? 'default';
   const profile = config.profiles?.[profileName];
-  if (!profile && (flags.profile || env.AMSG_PROFILE))
-    throw new SettingsError(`no profile named "${profileName}" in ${configPath(env)}`);
+  if (!profile && (flags.profile || env.AMSG_PROFILE)) throw new SettingsError(`no profile named "${profileName}" in ${configPath(env)}`);
   const pick = (flag: string | undefined, envName: string, key: ProfileKey) => flag ?? env[envName] ?? profile?.[key];
 
   const wantsLocal = flags.local || flags.db !== undefined || (!flags.baseUrl && isTrue(env.AMSG_LOCAL));

@@ -259,7 +259,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
 
   const respondNow = (res: http.ServerResponse, result: ApiResponse, request: ApiRequest) => {
     // A misspelled parameter is ignored, as the real service does: the log says so.
-    if (result.ignored) log(`${request.method} ${request.path}: ignored unknown parameters ${result.ignored.join(', ')} (amsg serve --strict refuses them)`);
+    if (result.ignored)
+      log(`${request.method} ${request.path}: ignored unknown parameters ${result.ignored.join(', ')} (amsg serve --strict refuses them)`);
     if (!result.raw) return send(res, result, result.headers);
     const raw = result.raw;
     res.writeHead(200, {
@@ -267,8 +268,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       ...(raw.filename ? { 'content-disposition': `attachment; filename="${raw.filename}"` } : {}),
     });
     const data = raw.data;
-    pipeline(typeof data === 'string' || Buffer.isBuffer(data) ? Readable.from([data]) : Readable.from(data), res).catch(
-      (err) => fail(res, err),
+    pipeline(typeof data === 'string' || Buffer.isBuffer(data) ? Readable.from([data]) : Readable.from(data), res).catch((err) =>
+      fail(res, err),
     );
   };
 
@@ -319,11 +320,11 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       if (rawPath === SANDBOX_RESET_PATH) return sandboxReset(req, res, actor.role);
       const query: Record<string, string> = {};
       // A repeated key (import_ids=1&import_ids=2, as Python's requests writes a list) is one comma list.
-      if (q >= 0) for (const [k, v] of new URLSearchParams(target.slice(q + 1))) query[k] = Object.hasOwn(query, k) ? `${query[k]},${v}` : v;
+      if (q >= 0)
+        for (const [k, v] of new URLSearchParams(target.slice(q + 1))) query[k] = Object.hasOwn(query, k) ? `${query[k]},${v}` : v;
       const request = { method: req.method ?? 'GET', path: rawPath, query, body: '', actor };
       // Most GETs carry no body at all: skip the read loop for them.
-      if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined)
-        return answer(req, res, request);
+      if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return answer(req, res, request);
       readBody(
         req,
         res,
@@ -345,15 +346,23 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     req.resume();
     if (req.method !== 'POST') return send(res, { status: 405, body: { error: `${SANDBOX_RESET_PATH} takes POST` } }, { allow: 'POST' });
     if (role !== 'owner')
-      return send(res, { status: 403, body: { error: `forbidden: ${SANDBOX_RESET_PATH} needs the owner's key (it restores every account)`, access: 'owner' } });
+      return send(res, {
+        status: 403,
+        body: { error: `forbidden: ${SANDBOX_RESET_PATH} needs the owner's key (it restores every account)`, access: 'owner' },
+      });
     if (!opts.sandboxReset)
       return send(res, {
         status: 409,
-        body: { error: 'this server has no starting state to reset to: start it with --seed FILE or --snapshot FILE (or on a new database file)' },
+        body: {
+          error: 'this server has no starting state to reset to: start it with --seed FILE or --snapshot FILE (or on a new database file)',
+        },
       });
     // The turn's writes first: the restore takes the write lock from another connection.
     commitTurn(opts.db);
-    opts.sandboxReset().then(() => send(res, { status: 200, body: true }), (err) => fail(res, err));
+    opts.sandboxReset().then(
+      () => send(res, { status: 200, body: true }),
+      (err) => fail(res, err),
+    );
   };
 
   server.keepAliveTimeout = 5_000;

@@ -9,7 +9,9 @@ import type { Actor, Ctx, Role } from './context.js';
 // ---------------------------------------------------------------- accounts
 
 /** An account's parent and retirement, asked by every request (the account in its path). */
-const ACCOUNTS = new TableMemo<number, { parent_account_id: number | null; retired_at: string | null } | undefined>('account', ['accounts']);
+const ACCOUNTS = new TableMemo<number, { parent_account_id: number | null; retired_at: string | null } | undefined>('account', [
+  'accounts',
+]);
 
 /**
  * The one rule of who reaches which account, applied by the Router to every request
@@ -19,10 +21,13 @@ const ACCOUNTS = new TableMemo<number, { parent_account_id: number | null; retir
  */
 export function accountAccessible(db: Db, actor: Actor, accountId: number): boolean {
   // Every request asks (the account in its path); accounts change rarely.
-  const row = ACCOUNTS.get(db, accountId, () =>
-    stmt(db, 'SELECT parent_account_id, retired_at FROM accounts WHERE account_id = ?').get(accountId) as
-      | { parent_account_id: number | null; retired_at: string | null }
-      | undefined,
+  const row = ACCOUNTS.get(
+    db,
+    accountId,
+    () =>
+      stmt(db, 'SELECT parent_account_id, retired_at FROM accounts WHERE account_id = ?').get(accountId) as
+        | { parent_account_id: number | null; retired_at: string | null }
+        | undefined,
   );
   if (!row || row.retired_at !== null) return false;
   if (accountId === actor.account_id) return true;
@@ -64,9 +69,7 @@ export function initialize(
   opts: { accountName?: string; ownerEmail?: string; standardFields?: boolean; hq?: boolean } = {},
 ): InitResult {
   return inTransaction(db, () => {
-    const existing = db.prepare('SELECT account_id FROM accounts ORDER BY account_id LIMIT 1').get() as
-      | { account_id: number }
-      | undefined;
+    const existing = db.prepare('SELECT account_id FROM accounts ORDER BY account_id LIMIT 1').get() as { account_id: number } | undefined;
     if (existing) {
       const owner = ownerOf(db, existing.account_id);
       if (opts.hq) stmt(db, 'UPDATE accounts SET is_hq = 1 WHERE account_id = ? AND is_hq = 0').run(existing.account_id);
@@ -133,9 +136,9 @@ const toActor = (u: UserRow): Actor => ({
 });
 
 function ownerOf(db: Db, accountId: number): UserRow | undefined {
-  return stmt(db, `SELECT * FROM users WHERE account_id = ? AND role = 'owner' ORDER BY user_id LIMIT 1`).get(
-    accountId,
-  ) as UserRow | undefined;
+  return stmt(db, `SELECT * FROM users WHERE account_id = ? AND role = 'owner' ORDER BY user_id LIMIT 1`).get(accountId) as
+    | UserRow
+    | undefined;
 }
 
 /**
@@ -159,9 +162,7 @@ export interface UserRecord extends Actor {
 const toUser = (u: UserRow): UserRecord => ({ ...toActor(u), created_at: u.created_at });
 
 export function listUsers(ctx: Ctx): UserRecord[] {
-  return (stmt(ctx.db, 'SELECT * FROM users WHERE account_id = ? ORDER BY user_id').all(ctx.accountId) as UserRow[]).map(
-    toUser,
-  );
+  return (stmt(ctx.db, 'SELECT * FROM users WHERE account_id = ? ORDER BY user_id').all(ctx.accountId) as UserRow[]).map(toUser);
 }
 
 export const ROLE_RANK: Record<Role, number> = { owner: 3, manager: 2, user: 1 };
@@ -210,17 +211,11 @@ function mayActOn(actor: Actor, user: { user_id: number; role: Role }): boolean 
   return mayManageUsers(actor) && ROLE_RANK[user.role] < ROLE_RANK[actor.role];
 }
 
-export function createUser(
-  ctx: Ctx,
-  input: { email: string; role: Role; billing_access?: boolean; manage_users?: boolean },
-): UserRecord {
+export function createUser(ctx: Ctx, input: { email: string; role: Role; billing_access?: boolean; manage_users?: boolean }): UserRecord {
   if (!mayManageUsers(ctx.actor)) throw forbidden('only owners and managers with manage_users may add users');
   if (ROLE_RANK[input.role] >= ROLE_RANK[ctx.actor.role] && ctx.actor.role !== 'owner')
     throw forbidden(`a ${ctx.actor.role} cannot create a user with role ${input.role}`);
-  const taken = stmt(ctx.db, 'SELECT user_id FROM users WHERE account_id = ? AND email = ?').get(
-    ctx.accountId,
-    input.email,
-  );
+  const taken = stmt(ctx.db, 'SELECT user_id FROM users WHERE account_id = ? AND email = ?').get(ctx.accountId, input.email);
   if (taken) throw badRequest(`email: a user with e-mail ${input.email} already exists`, { field: 'email' });
   const id = stmt(
     ctx.db,
@@ -244,9 +239,7 @@ export function currentUser(ctx: Ctx): UserRecord {
 }
 
 export function getUser(ctx: Ctx, userId: number): UserRecord {
-  const row = stmt(ctx.db, 'SELECT * FROM users WHERE account_id = ? AND user_id = ?').get(ctx.accountId, userId) as
-    | UserRow
-    | undefined;
+  const row = stmt(ctx.db, 'SELECT * FROM users WHERE account_id = ? AND user_id = ?').get(ctx.accountId, userId) as UserRow | undefined;
   if (!row) throw notFound(`user ${userId} not found`);
   return toUser(row);
 }
@@ -260,8 +253,7 @@ export function getUser(ctx: Ctx, userId: number): UserRecord {
 let cryptoModule: typeof import('node:crypto') | undefined;
 const crypto = () => (cryptoModule ??= createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto'));
 
-const hashKey = (salt: string, privateKey: string) =>
-  crypto().createHash('sha256').update(salt).update(privateKey).digest('hex');
+const hashKey = (salt: string, privateKey: string) => crypto().createHash('sha256').update(salt).update(privateKey).digest('hex');
 const randomBytes = (n: number) => crypto().randomBytes(n);
 
 function insertKey(db: Db, userId: number, label: string | null, now: string) {
@@ -290,16 +282,13 @@ const KEY_SELECT = `SELECT k.key_id, k.user_id, u.email AS user_email, k.public_
                       FROM api_keys k JOIN users u ON u.user_id = k.user_id`;
 
 export function listKeys(ctx: Ctx, includeRevoked: boolean): KeyRecord[] {
-  return stmt(
-    ctx.db,
-    `${KEY_SELECT} WHERE u.account_id = ? ${includeRevoked ? '' : 'AND k.revoked_at IS NULL'} ORDER BY k.key_id`,
-  ).all(ctx.accountId) as KeyRecord[];
+  return stmt(ctx.db, `${KEY_SELECT} WHERE u.account_id = ? ${includeRevoked ? '' : 'AND k.revoked_at IS NULL'} ORDER BY k.key_id`).all(
+    ctx.accountId,
+  ) as KeyRecord[];
 }
 
 function keyOf(ctx: Ctx, keyId: number): KeyRecord {
-  const key = stmt(ctx.db, `${KEY_SELECT} WHERE u.account_id = ? AND k.key_id = ?`).get(ctx.accountId, keyId) as
-    | KeyRecord
-    | undefined;
+  const key = stmt(ctx.db, `${KEY_SELECT} WHERE u.account_id = ? AND k.key_id = ?`).get(ctx.accountId, keyId) as KeyRecord | undefined;
   if (!key) throw notFound(`key ${keyId} not found`);
   return key;
 }
@@ -327,8 +316,7 @@ export function revokeKey(ctx: Ctx, keyId: number): true {
         ? `a ${ctx.actor.role} cannot revoke the keys of a ${user.role}: only of users of a lower role`
         : 'only owners and managers with manage_users may revoke other users’ keys',
     );
-  if (!key.revoked_at)
-    stmt(ctx.db, 'UPDATE api_keys SET revoked_at = ? WHERE key_id = ?').run(stamp(ctx.clock.now()), keyId);
+  if (!key.revoked_at) stmt(ctx.db, 'UPDATE api_keys SET revoked_at = ? WHERE key_id = ?').run(stamp(ctx.clock.now()), keyId);
   return true;
 }
 

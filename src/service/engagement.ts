@@ -44,17 +44,18 @@ export function recordEngagement(ctx: Ctx, kind: EngagementKind, input: Engageme
   return inTransaction(ctx.db, () => {
     mailingRow(ctx, input.mailing_id);
     memberRow(ctx, input.member_id);
-    const message = stmt(
-      ctx.db,
-      'SELECT content_mailing_id, delivery_ts FROM mailing_messages WHERE mailing_id = ? AND member_id = ?',
-    ).get(input.mailing_id, input.member_id) as { content_mailing_id: number; delivery_ts: string | null } | undefined;
+    const message = stmt(ctx.db, 'SELECT content_mailing_id, delivery_ts FROM mailing_messages WHERE mailing_id = ? AND member_id = ?').get(
+      input.mailing_id,
+      input.member_id,
+    ) as { content_mailing_id: number; delivery_ts: string | null } | undefined;
     if (!message) throw notFound(`member ${input.member_id} has no message of mailing ${input.mailing_id}`);
     const now = stamp(ctx.clock.now());
     const stampFirst = (column: 'opened' | 'clicked' | 'bounced' | 'shared') =>
-      stmt(
-        ctx.db,
-        `UPDATE mailing_messages SET ${column} = COALESCE(${column}, ?) WHERE mailing_id = ? AND member_id = ?`,
-      ).run(now, input.mailing_id, input.member_id);
+      stmt(ctx.db, `UPDATE mailing_messages SET ${column} = COALESCE(${column}, ?) WHERE mailing_id = ? AND member_id = ?`).run(
+        now,
+        input.mailing_id,
+        input.member_id,
+      );
     switch (kind) {
       case 'click':
         if (input.link_id !== undefined) {
@@ -66,7 +67,13 @@ export function recordEngagement(ctx: Ctx, kind: EngagementKind, input: Engageme
         }
         stampFirst('opened');
         stampFirst('clicked');
-        recordClick(ctx, input.mailing_id, message.content_mailing_id, input.member_id, input.link_id ?? firstLink(ctx, message.content_mailing_id));
+        recordClick(
+          ctx,
+          input.mailing_id,
+          message.content_mailing_id,
+          input.member_id,
+          input.link_id ?? firstLink(ctx, message.content_mailing_id),
+        );
         break;
       case 'open':
         stampFirst('opened');
@@ -91,7 +98,12 @@ export function recordEngagement(ctx: Ctx, kind: EngagementKind, input: Engageme
         optOutFromMailing(ctx, input.member_id, input.mailing_id);
         break;
     }
-    if (EVENTS[kind]) emitEvent(ctx, EVENTS[kind], () => ({ mailing_id: input.mailing_id, ...(kind === 'click' ? { link_id: input.link_id ?? firstLink(ctx, message.content_mailing_id) } : {}), ...memberList(ctx, [input.member_id]) }));
+    if (EVENTS[kind])
+      emitEvent(ctx, EVENTS[kind], () => ({
+        mailing_id: input.mailing_id,
+        ...(kind === 'click' ? { link_id: input.link_id ?? firstLink(ctx, message.content_mailing_id) } : {}),
+        ...memberList(ctx, [input.member_id]),
+      }));
     return true;
   });
 }

@@ -177,7 +177,10 @@ function itemMember(ctx: Ctx, item: RecordInput, path: string): number {
 
 function itemType(ctx: Ctx, kind: Kind, item: RecordInput, path: string): number {
   if (item.type_id !== undefined) {
-    const row = stmt(ctx.db, `SELECT 1 FROM ${kind.typesTable} WHERE ${kind.typeId} = ? AND account_id = ?`).get(item.type_id, ctx.accountId);
+    const row = stmt(ctx.db, `SELECT 1 FROM ${kind.typesTable} WHERE ${kind.typeId} = ? AND account_id = ?`).get(
+      item.type_id,
+      ctx.accountId,
+    );
     if (!row) throw fail(`${path}.${kind.typeId}`, `${kind.noun} type ${item.type_id} not found`);
     return item.type_id;
   }
@@ -191,7 +194,10 @@ function itemType(ctx: Ctx, kind: Kind, item: RecordInput, path: string): number
 
 function itemMailing(ctx: Ctx, mailingId: number | undefined, path: string): number | null {
   if (mailingId === undefined) return null;
-  const row = stmt(ctx.db, 'SELECT 1 FROM mailings WHERE mailing_id = ? AND account_id = ? AND purged_at IS NULL').get(mailingId, ctx.accountId);
+  const row = stmt(ctx.db, 'SELECT 1 FROM mailings WHERE mailing_id = ? AND account_id = ? AND purged_at IS NULL').get(
+    mailingId,
+    ctx.accountId,
+  );
   if (!row) throw fail(`${path}.mailing_id`, `mailing ${mailingId} not found in account ${ctx.accountId}`);
   return mailingId;
 }
@@ -274,9 +280,10 @@ export function typeExists(ctx: Ctx, kind: Kind, typeId: number): boolean {
 }
 
 export function getRecord(ctx: Ctx, kind: Kind, recordId: number): RecordRow {
-  const row = stmt(ctx.db, `SELECT * FROM ${kind.recordsTable} WHERE ${kind.recordId} = ? AND account_id = ?`).get(recordId, ctx.accountId) as
-    | RecordRow
-    | undefined;
+  const row = stmt(ctx.db, `SELECT * FROM ${kind.recordsTable} WHERE ${kind.recordId} = ? AND account_id = ?`).get(
+    recordId,
+    ctx.accountId,
+  ) as RecordRow | undefined;
   if (!row) throw notFound(`${kind.noun} ${recordId} not found`);
   return row;
 }

@@ -104,7 +104,7 @@ function tableExists(db: Db, name: string): boolean {
 }
 
 function columnsOf(db: Db, table: string): Set<string> {
-  return new Set((db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(table) as string[]));
+  return new Set(db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(table) as string[]);
 }
 
 // ---------------------------------------------------------------- reads
@@ -193,7 +193,13 @@ export function createAudienceExport(ctx: Ctx, input: { user_id: string; criteri
     const sources: string[] = [];
     const params: unknown[] = [];
     if (groups?.length) {
-      requireIds(ctx, groups, 'group', 'SELECT member_group_id FROM member_groups WHERE account_id = ? AND deleted_at IS NULL', ctx.accountId);
+      requireIds(
+        ctx,
+        groups,
+        'group',
+        'SELECT member_group_id FROM member_groups WHERE account_id = ? AND deleted_at IS NULL',
+        ctx.accountId,
+      );
       sources.push('SELECT member_id FROM group_members WHERE member_group_id IN (SELECT value FROM json_each(?))');
       params.push(JSON.stringify(groups));
     }
@@ -233,8 +239,7 @@ export function createAudienceExport(ctx: Ctx, input: { user_id: string; criteri
         ctx.db,
         `INSERT INTO exports (account_id, export_type, status, export_name, user_id, criteria, field_ids, created_at)
          VALUES (?, 'a', 'p', '', ?, ?, ?, ?)`,
-      ).run(ctx.accountId, input.user_id, JSON.stringify(criteria), JSON.stringify(fields.map((f) => f.field_id)), now)
-        .lastInsertRowid,
+      ).run(ctx.accountId, input.user_id, JSON.stringify(criteria), JSON.stringify(fields.map((f) => f.field_id)), now).lastInsertRowid,
     );
     // Without a source: every member. Empty lists are a union of nothing.
     const from = noSource ? '' : sources.length ? ` AND m.member_id IN (${sources.join(' UNION ALL ')})` : ' AND 0';
@@ -258,20 +263,18 @@ export function createAudienceExport(ctx: Ctx, input: { user_id: string; criteri
 
 // ---------------------------------------------------------------- the CSV
 
-const BASE_COLUMNS = [
-  'email',
-  'member_id',
-  'member_since',
-  'plaintext_preferred',
-  'bounce_count',
-  'status_name',
-  'last_modified_at',
-];
+const BASE_COLUMNS = ['email', 'member_id', 'member_since', 'plaintext_preferred', 'bounce_count', 'status_name', 'last_modified_at'];
 const SMS_COLUMNS: Record<SmsExportField, { header: string; sql: string }> = {
   phone_number: { header: 'sms_phone_number', sql: 'm.sms_phone_number' },
   // A member with a number has both statuses; the defaults are those of toMember.
-  promotional_status: { header: 'promotional_status', sql: `CASE WHEN m.sms_phone_number IS NOT NULL THEN COALESCE(m.sms_promotional_status, 'o') END` },
-  transactional_status: { header: 'transactional_status', sql: `CASE WHEN m.sms_phone_number IS NOT NULL THEN COALESCE(m.sms_transactional_status, 'a') END` },
+  promotional_status: {
+    header: 'promotional_status',
+    sql: `CASE WHEN m.sms_phone_number IS NOT NULL THEN COALESCE(m.sms_promotional_status, 'o') END`,
+  },
+  transactional_status: {
+    header: 'transactional_status',
+    sql: `CASE WHEN m.sms_phone_number IS NOT NULL THEN COALESCE(m.sms_transactional_status, 'a') END`,
+  },
   region_code: { header: 'region_code', sql: 'CASE WHEN m.sms_phone_number IS NOT NULL THEN m.sms_region_code END' },
 };
 const STATUS_NAMES: Record<MemberStatus, string> = { a: 'active', e: 'error', o: 'opt-out', f: 'forwarded' };
@@ -298,7 +301,9 @@ const FIXED_COLUMNS_SQL = [
   `m.member_since || '+00:00'`,
   `CASE WHEN m.plaintext_preferred THEN 'true' ELSE 'false' END`,
   'm.bounce_count',
-  `CASE m.member_status_id ${Object.entries(STATUS_NAMES).map(([k, v]) => `WHEN '${k}' THEN '${v}'`).join(' ')} END`,
+  `CASE m.member_status_id ${Object.entries(STATUS_NAMES)
+    .map(([k, v]) => `WHEN '${k}' THEN '${v}'`)
+    .join(' ')} END`,
   `m.last_modified_at || '+00:00'`,
 ].join(` || ',' || `);
 
@@ -378,8 +383,7 @@ function audienceCsv(db: Db, exportId: number, fields: FieldRecord[], sms: SmsEx
  */
 export function downloadExport(ctx: Ctx, exportId: number): RawBody {
   const row = exportRow(ctx, exportId);
-  if (row.status !== 'o')
-    throw new ApiError(409, `export ${exportId} is not ready to download (status ${row.status})`);
+  if (row.status !== 'o') throw new ApiError(409, `export ${exportId} is not ready to download (status ${row.status})`);
   if (row.export_type === 'm')
     return { contentType: 'application/zip', filename: `${row.export_name}.zip`, data: Buffer.from(row.content!) };
   const criteria = JSON.parse(row.criteria) as Criteria;
@@ -405,7 +409,9 @@ function memberRows(ctx: Ctx, sql: string, tables: string[], memberId: number, t
   if (!tables.every((t) => tableExists(ctx.db, t))) return undefined;
   const rows = ctx.db.prepare(sql).all(memberId) as Record<string, unknown>[];
   return rows.map((r) =>
-    Object.fromEntries(Object.entries(r).map(([k, v]) => [k, /_(at|ts)$|^import_(started|finished)$/.test(k) && typeof v === 'string' ? time(v) : v])),
+    Object.fromEntries(
+      Object.entries(r).map(([k, v]) => [k, /_(at|ts)$|^import_(started|finished)$/.test(k) && typeof v === 'string' ? time(v) : v]),
+    ),
   );
 }
 
@@ -463,7 +469,13 @@ function memberFiles(ctx: Ctx, memberId: number, now: string): Record<string, st
     ['mailings.json', mailingHistory(ctx, memberId).map(historyItem), 'the mailings sent to the member'],
     ...(imports ? [['imports.json', imports, 'the imports that added or updated the member'] as [string, unknown, string]] : []),
     ...(subscriptions
-      ? [['subscriptions.json', subscriptions, 'the subscriptions the member is subscribed to or opted out of'] as [string, unknown, string]]
+      ? [
+          ['subscriptions.json', subscriptions, 'the subscriptions the member is subscribed to or opted out of'] as [
+            string,
+            unknown,
+            string,
+          ],
+        ]
       : []),
     ['sms.json', member.sms, 'the SMS number and its consent statuses (null: no number)'],
   ];
@@ -487,10 +499,10 @@ export async function createMemberExport(ctx: Ctx, memberId: number, user: strin
     const now = stamp(ctx.clock.now());
     const files = memberFiles(ctx, memberId, now);
     // Stamped with the export's time, so the same data gives the same bytes.
-    const zip = zipSync(
-      Object.fromEntries(Object.entries(files).map(([name, text]) => [name, strToU8(text)])),
-      { level: 6, mtime: new Date(`${now.slice(0, 19)}Z`) },
-    );
+    const zip = zipSync(Object.fromEntries(Object.entries(files).map(([name, text]) => [name, strToU8(text)])), {
+      level: 6,
+      mtime: new Date(`${now.slice(0, 19)}Z`),
+    });
     const criteria: Criteria = {
       groups: null,
       segments: null,
@@ -507,10 +519,12 @@ export async function createMemberExport(ctx: Ctx, memberId: number, user: strin
          VALUES (?, 'm', 'p', '', ?, ?, ?, ?)`,
       ).run(ctx.accountId, user, JSON.stringify(criteria), now, memberId).lastInsertRowid,
     );
-    stmt(
-      ctx.db,
-      `UPDATE exports SET export_name = ?, content = ?, status = 'o', completed_at = ? WHERE export_id = ?`,
-    ).run(`member_${memberId}_export_${exportId}`, Buffer.from(zip), stamp(ctx.clock.now()), exportId);
+    stmt(ctx.db, `UPDATE exports SET export_name = ?, content = ?, status = 'o', completed_at = ? WHERE export_id = ?`).run(
+      `member_${memberId}_export_${exportId}`,
+      Buffer.from(zip),
+      stamp(ctx.clock.now()),
+      exportId,
+    );
     return { export_id: exportId };
   });
 }

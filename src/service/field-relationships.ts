@@ -61,10 +61,9 @@ export function listRelationships(ctx: Ctx): RelationshipRecord[] {
 }
 
 function relationshipRow(ctx: Ctx, id: number): RelationshipRow {
-  const row = stmt(ctx.db, 'SELECT * FROM field_relationships WHERE account_id = ? AND relationship_id = ?').get(
-    ctx.accountId,
-    id,
-  ) as RelationshipRow | undefined;
+  const row = stmt(ctx.db, 'SELECT * FROM field_relationships WHERE account_id = ? AND relationship_id = ?').get(ctx.accountId, id) as
+    | RelationshipRow
+    | undefined;
   if (!row) throw notFound(`field relationship ${id} not found`);
   return row;
 }
@@ -106,7 +105,10 @@ function checkConfiguration(ctx: Ctx, c: Required<RelationshipInput>, exceptId?:
     });
   const parent = optionField(ctx, c.parent_field_id, 'parent_field_id');
   const child = optionField(ctx, c.child_field_id, 'child_field_id');
-  for (const [param, field] of [['parent_field_id', parent], ['child_field_id', child]] as const) {
+  for (const [param, field] of [
+    ['parent_field_id', parent],
+    ['child_field_id', child],
+  ] as const) {
     const other = stmt(
       ctx.db,
       `SELECT relationship_id, relationship_name FROM field_relationships
@@ -128,9 +130,12 @@ function checkOptions(parent: FieldRecord, child: FieldRecord, options: Record<s
   const childOptions = new Set(child.options ?? []);
   for (const [p, allowed] of Object.entries(options)) {
     if (!parentOptions.has(p))
-      throw badRequest(`options.${p}: "${p}" is not an option of the parent field ${parent.shortcut_name} (${[...parentOptions].join(', ')})`, {
-        field: `options.${p}`,
-      });
+      throw badRequest(
+        `options.${p}: "${p}" is not an option of the parent field ${parent.shortcut_name} (${[...parentOptions].join(', ')})`,
+        {
+          field: `options.${p}`,
+        },
+      );
     const bad = allowed.filter((c) => !childOptions.has(c));
     if (bad.length)
       throw badRequest(

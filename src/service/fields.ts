@@ -75,10 +75,9 @@ export interface FieldInput {
 function checkDefinition(f: Required<Pick<FieldInput, 'field_type' | 'widget_type'>> & { options?: string[] | null }) {
   const allowed = WIDGETS_BY_TYPE[f.field_type];
   if (!allowed.includes(f.widget_type))
-    throw badRequest(
-      `widget_type: "${f.widget_type}" is not allowed for field_type ${f.field_type} (allowed: ${allowed.join(', ')})`,
-      { field: 'widget_type' },
-    );
+    throw badRequest(`widget_type: "${f.widget_type}" is not allowed for field_type ${f.field_type} (allowed: ${allowed.join(', ')})`, {
+      field: 'widget_type',
+    });
   const needsOptions = WIDGETS_WITH_OPTIONS.includes(f.widget_type);
   if (needsOptions && !f.options?.length)
     throw badRequest(`options: widget_type ${f.widget_type} needs a non-empty list of options`, { field: 'options' });
@@ -106,9 +105,11 @@ export function createField(ctx: Ctx, input: FieldInput & { shortcut_name: strin
     assertNameFree(ctx, input.shortcut_name);
     const order =
       input.column_order ??
-      ((stmt(ctx.db, 'SELECT COALESCE(MAX(column_order), 0) + 1 AS next FROM fields WHERE account_id = ?').get(
-        ctx.accountId,
-      ) as { next: number }).next);
+      (
+        stmt(ctx.db, 'SELECT COALESCE(MAX(column_order), 0) + 1 AS next FROM fields WHERE account_id = ?').get(ctx.accountId) as {
+          next: number;
+        }
+      ).next;
     const id = stmt(
       ctx.db,
       `INSERT INTO fields (account_id, shortcut_name, display_name, short_display_name, field_type, widget_type,
@@ -140,10 +141,9 @@ export function updateField(ctx: Ctx, fieldId: number, input: FieldInput): numbe
     const next = { ...current, ...stripUndefined(input) } as FieldRecord;
     if (input.field_type && input.field_type !== current.field_type) {
       if (fieldHasValues(ctx, fieldId))
-        throw badRequest(
-          `field_type: field ${current.shortcut_name} holds member values; clear it before changing its type`,
-          { field: 'field_type' },
-        );
+        throw badRequest(`field_type: field ${current.shortcut_name} holds member values; clear it before changing its type`, {
+          field: 'field_type',
+        });
       if (!input.widget_type) next.widget_type = WIDGETS_BY_TYPE[next.field_type][0];
     }
     // Moving to a widget that takes no options drops the old ones.
@@ -175,7 +175,10 @@ export function updateField(ctx: Ctx, fieldId: number, input: FieldInput): numbe
 /** A field as its webhook events name it. */
 function fieldEvent(ctx: Ctx, fieldId: number, extra: object = {}) {
   const f = getField(ctx, fieldId, true);
-  return { field: { field_id: f.field_id, shortcut_name: f.shortcut_name, display_name: f.display_name, field_type: f.field_type }, ...extra };
+  return {
+    field: { field_id: f.field_id, shortcut_name: f.shortcut_name, display_name: f.display_name, field_type: f.field_type },
+    ...extra,
+  };
 }
 
 /** The relationship a field belongs to, as parent or child (a field belongs to one at most). */
@@ -207,10 +210,10 @@ const stripUndefined = <T extends object>(o: T): Partial<T> =>
 
 function fieldHasValues(ctx: Ctx, fieldId: number): boolean {
   // The path is built here: a JS number binds as a REAL, which SQL would concatenate as "1.0".
-  return !!stmt(
-    ctx.db,
-    `SELECT 1 FROM members WHERE account_id = ? AND json_type(field_values, ?) IS NOT NULL LIMIT 1`,
-  ).get(ctx.accountId, `$."${fieldId}"`);
+  return !!stmt(ctx.db, `SELECT 1 FROM members WHERE account_id = ? AND json_type(field_values, ?) IS NOT NULL LIMIT 1`).get(
+    ctx.accountId,
+    `$."${fieldId}"`,
+  );
 }
 
 /**
@@ -310,7 +313,10 @@ export class FieldCatalog {
   readonly byId = new Map<number, FieldRecord>();
   readonly relationships: RelationshipRule[] = [];
 
-  constructor(fields: FieldRecord[], private readonly relationshipRows: RelationshipRow[] = []) {
+  constructor(
+    fields: FieldRecord[],
+    private readonly relationshipRows: RelationshipRow[] = [],
+  ) {
     for (const f of fields) {
       this.byName.set(f.shortcut_name.toLowerCase(), f);
       this.byId.set(f.field_id, f);
@@ -450,7 +456,18 @@ export const requiredCleared = (field: FieldRecord, path: string) =>
   invalid(path, `${field.shortcut_name} is a required field; it cannot be emptied`);
 
 // Characters FieldCatalog.namedJson looks for.
-const [QUOTE, BACKSLASH, OPEN_BRACE, COMMA, OPEN_BRACKET, CLOSE_BRACKET, COLON, DIGIT_0, DIGIT_9, SPACE] = ['"', '\\', '{', ',', '[', ']', ':', '0', '9', ' '].map((ch) => ch.charCodeAt(0));
+const [QUOTE, BACKSLASH, OPEN_BRACE, COMMA, OPEN_BRACKET, CLOSE_BRACKET, COLON, DIGIT_0, DIGIT_9, SPACE] = [
+  '"',
+  '\\',
+  '{',
+  ',',
+  '[',
+  ']',
+  ':',
+  '0',
+  '9',
+  ' ',
+].map((ch) => ch.charCodeAt(0));
 
 function wireKeysOf(byId: Map<number, FieldRecord>): { rank: number; key: string }[] {
   const keys: { rank: number; key: string }[] = [];
@@ -458,4 +475,3 @@ function wireKeysOf(byId: Map<number, FieldRecord>): { rank: number; key: string
   for (const f of byId.values()) keys[f.field_id] = { rank: rank++, key: `${JSON.stringify(f.shortcut_name)}:` };
   return keys;
 }
-

@@ -43,10 +43,10 @@ export function listGroups(ctx: Ctx, types: readonly string[] = ['g']): GroupRec
 }
 
 export function getGroup(ctx: Ctx, groupId: number): GroupRecord {
-  const row = stmt(
-    ctx.db,
-    `${GROUP_SELECT} WHERE g.account_id = ? AND g.member_group_id = ? AND g.deleted_at IS NULL`,
-  ).get(ctx.accountId, groupId) as GroupRecord | undefined;
+  const row = stmt(ctx.db, `${GROUP_SELECT} WHERE g.account_id = ? AND g.member_group_id = ? AND g.deleted_at IS NULL`).get(
+    ctx.accountId,
+    groupId,
+  ) as GroupRecord | undefined;
   if (!row) throw notFound(`group ${groupId} not found`);
   return row;
 }
@@ -63,10 +63,7 @@ export function groupsOfMember(ctx: Ctx, memberId: number): GroupRecord[] {
 
 /** Throws 404 naming the first id that is not a live group of the account. */
 export function requireGroups(ctx: Ctx, groupIds: readonly number[]): void {
-  const exists = stmt(
-    ctx.db,
-    'SELECT 1 FROM member_groups WHERE account_id = ? AND member_group_id = ? AND deleted_at IS NULL',
-  );
+  const exists = stmt(ctx.db, 'SELECT 1 FROM member_groups WHERE account_id = ? AND member_group_id = ? AND deleted_at IS NULL');
   for (const id of groupIds) if (!exists.get(ctx.accountId, id)) throw notFound(`group ${id} not found`);
 }
 
@@ -81,8 +78,7 @@ export function groupIdByName(ctx: Ctx, name: string): number | undefined {
 
 function assertNameFree(ctx: Ctx, name: string, field: string) {
   const taken = groupIdByName(ctx, name);
-  if (taken !== undefined)
-    throw badRequest(`${field}: a group named "${name}" already exists (group ${taken})`, { field });
+  if (taken !== undefined) throw badRequest(`${field}: a group named "${name}" already exists (group ${taken})`, { field });
 }
 
 /** Creates several groups at once, all or none. */
@@ -100,10 +96,12 @@ export function createGroups(
       if (seen.has(name.toLowerCase())) throw badRequest(`${field}: "${name}" is given twice`, { field });
       seen.add(name.toLowerCase());
       assertNameFree(ctx, name, field);
-      const id = stmt(
-        ctx.db,
-        'INSERT INTO member_groups (account_id, group_name, group_type, created_at) VALUES (?, ?, ?, ?)',
-      ).run(ctx.accountId, name, g.group_type ?? 'g', now).lastInsertRowid;
+      const id = stmt(ctx.db, 'INSERT INTO member_groups (account_id, group_name, group_type, created_at) VALUES (?, ?, ?, ?)').run(
+        ctx.accountId,
+        name,
+        g.group_type ?? 'g',
+        now,
+      ).lastInsertRowid;
       return { member_group_id: Number(id), group_name: name };
     });
     emitEvent(ctx, 'group_create', { groups: created });
@@ -129,10 +127,7 @@ export function deleteGroup(ctx: Ctx, groupId: number): true {
     const group = getGroup(ctx, groupId);
     stmt(ctx.db, 'DELETE FROM group_members WHERE member_group_id = ?').run(groupId);
     emitEvent(ctx, 'group_delete', { groups: [{ member_group_id: groupId, group_name: group.group_name }] });
-    stmt(ctx.db, 'UPDATE member_groups SET deleted_at = ? WHERE member_group_id = ?').run(
-      stamp(ctx.clock.now()),
-      groupId,
-    );
+    stmt(ctx.db, 'UPDATE member_groups SET deleted_at = ? WHERE member_group_id = ?').run(stamp(ctx.clock.now()), groupId);
     return true;
   });
 }

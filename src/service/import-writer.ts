@@ -108,7 +108,16 @@ export class ImportWriter {
     worker.ref();
     const catalog = FieldCatalog.of(ctx);
     const send = (m: WriterMessage) => worker.postMessage(m);
-    send({ kind: 'begin', batch, importId, offset, accountId: ctx.accountId, actor: ctx.actor, at: ctx.clock.now().getTime(), catalog: catalog.signature });
+    send({
+      kind: 'begin',
+      batch,
+      importId,
+      offset,
+      accountId: ctx.accountId,
+      actor: ctx.actor,
+      at: ctx.clock.now().getTime(),
+      catalog: catalog.signature,
+    });
     const count = rowCount(rows);
     try {
       for (let start = 0; start < count; start += SLICE_ROWS)

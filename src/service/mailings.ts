@@ -26,13 +26,7 @@ import { memberRow, membersByEmail, toMember, type MemberRecord, type MemberRow 
 import { getSubscription, type SubscriptionRecord } from './subscriptions.js';
 import { getSearch, searchNames, type SearchRecord } from './searches.js';
 import { countWinnerQueued, recordForward } from './reports.js';
-import {
-  compileTemplate,
-  missingRequiredTags,
-  validateTemplates,
-  type RenderValues,
-  type TagProblem,
-} from './personalization.js';
+import { compileTemplate, missingRequiredTags, validateTemplates, type RenderValues, type TagProblem } from './personalization.js';
 
 export const MAILING_TYPES = ['m', 't', 'r', 's', 'c'] as const;
 export type MailingType = (typeof MAILING_TYPES)[number];
@@ -86,8 +80,7 @@ export interface MailingRow {
 
 /** Where the sandbox says a message can be viewed or opted out of (example.com names nothing real). */
 export const VIEW_BASE = 'https://view.amsg.example.com';
-export const publicWebviewUrl = (m: Pick<MailingRow, 'account_id' | 'mailing_id'>) =>
-  `${VIEW_BASE}/${m.account_id}/${m.mailing_id}`;
+export const publicWebviewUrl = (m: Pick<MailingRow, 'account_id' | 'mailing_id'>) => `${VIEW_BASE}/${m.account_id}/${m.mailing_id}`;
 export const memberWebviewUrl = (accountId: number, mailingId: number, memberId: number) =>
   `${VIEW_BASE}/${accountId}/${mailingId}/${memberId}`;
 export const optoutUrl = (accountId: number, mailingId: number, memberId: number) =>
@@ -123,7 +116,13 @@ export function listMailings(ctx: Ctx, q: MailingListQuery): MailingRow[] {
         AND mailing_status IN (SELECT value FROM json_each(?))
         AND (? OR archived_ts IS NULL) AND (NOT ? OR send_at IS NOT NULL)
       ORDER BY mailing_id`,
-  ).all(ctx.accountId, JSON.stringify(q.types), JSON.stringify(statuses), q.includeArchived ? 1 : 0, q.scheduledOnly ? 1 : 0) as MailingRow[];
+  ).all(
+    ctx.accountId,
+    JSON.stringify(q.types),
+    JSON.stringify(statuses),
+    q.includeArchived ? 1 : 0,
+    q.scheduledOnly ? 1 : 0,
+  ) as MailingRow[];
 }
 
 export interface AudienceRef {
@@ -134,10 +133,9 @@ export interface AudienceRef {
 
 /** Every reference of a mailing's audience (the send resolves them all). */
 export function audienceOf(ctx: Ctx, mailingId: number): AudienceRef[] {
-  return stmt(
-    ctx.db,
-    'SELECT role, kind, ref_id FROM mailing_audience WHERE mailing_id = ? ORDER BY role, kind, position',
-  ).all(mailingId) as AudienceRef[];
+  return stmt(ctx.db, 'SELECT role, kind, ref_id FROM mailing_audience WHERE mailing_id = ? ORDER BY role, kind, position').all(
+    mailingId,
+  ) as AudienceRef[];
 }
 
 /**
@@ -162,7 +160,7 @@ export interface MailingDetail {
   mailing: MailingRow;
   recipient_groups: { member_group_id: number; name: string }[];
   recipient_subscriptions: { subscription_id: number; subscription_name?: string }[];
-  recipient_segments: ({ segment_id: number; name?: string })[];
+  recipient_segments: { segment_id: number; name?: string }[];
   recipient_searches: { search_id: number; name: string }[];
   recipient_members: { email: string; member_id: number }[];
   heads_up_emails: string[];
@@ -309,9 +307,11 @@ export function suppressedMembers(ctx: Ctx, mailingId: number, w: Window = {}): 
 
 export function headsUp(ctx: Ctx, mailingId: number): { sent_ts: string | null; email: string; mailing_id: number }[] {
   mailingRow(ctx, mailingId);
-  return stmt(ctx.db, 'SELECT sent_ts, email, mailing_id FROM mailing_headsup WHERE mailing_id = ? ORDER BY email').all(
-    mailingId,
-  ) as { sent_ts: string | null; email: string; mailing_id: number }[];
+  return stmt(ctx.db, 'SELECT sent_ts, email, mailing_id FROM mailing_headsup WHERE mailing_id = ? ORDER BY email').all(mailingId) as {
+    sent_ts: string | null;
+    email: string;
+    mailing_id: number;
+  }[];
 }
 
 // ---------------------------------------------------------------- messages
@@ -359,7 +359,10 @@ export class RenderedMessage {
   }
 
   subject = () => compileTemplate(this.content.subject)(this.values);
-  html = () => (this.content.html_body === null || this.content.plaintext_only ? '' : compileTemplate(this.content.html_body, { escapeHtml: true })(this.values));
+  html = () =>
+    this.content.html_body === null || this.content.plaintext_only
+      ? ''
+      : compileTemplate(this.content.html_body, { escapeHtml: true })(this.values);
   plaintext = () => (this.content.plaintext === null ? '' : compileTemplate(this.content.plaintext)(this.values));
 }
 
@@ -426,7 +429,9 @@ export function mailingHistory(ctx: Ctx, memberId: number, w?: Window): MailingH
        CROSS JOIN mailings c ON c.mailing_id = mm.content_mailing_id
       WHERE mm.member_id = ? AND m.account_id = ?
       ORDER BY mm.mailing_id DESC ${LIMIT_OFFSET}`,
-  ).all(memberId, ctx.accountId, limit, offset) as (MailingHistoryItem & MessageRow & Pick<MailingRow, 'merge_fields' | 'html_body' | 'plaintext' | 'plaintext_only'>)[];
+  ).all(memberId, ctx.accountId, limit, offset) as (MailingHistoryItem &
+    MessageRow &
+    Pick<MailingRow, 'merge_fields' | 'html_body' | 'plaintext' | 'plaintext_only'>)[];
   return rows.map((r) => ({
     delivery_type: r.delivery_type,
     clicked: r.clicked,
@@ -469,8 +474,7 @@ export function validateTags(ctx: Ctx, t: Templates): true {
 /** The required tags a mailing's bodies lack, as `part: tag` phrases. */
 function missingTags(t: Templates): string[] {
   const out: string[] = [];
-  for (const part of ['html_body', 'plaintext'] as const)
-    for (const tag of missingRequiredTags(t[part])) out.push(`${part} lacks ${tag}`);
+  for (const part of ['html_body', 'plaintext'] as const) for (const tag of missingRequiredTags(t[part])) out.push(`${part} lacks ${tag}`);
   return out;
 }
 
@@ -525,7 +529,11 @@ export interface MailingInput extends RecipientInput {
 export const SPLIT_TEST_DEFAULTS = { test_percent: 20, test_duration_seconds: 86_400 };
 
 /** The extension POST /mailings: a new mailing, pending (or unapproved) with its audience. */
-export function createMailing(ctx: Ctx, input: MailingInput, extra: { parent_mailing_id?: number; trigger_id?: number; mailing_type?: MailingType } = {}): number {
+export function createMailing(
+  ctx: Ctx,
+  input: MailingInput,
+  extra: { parent_mailing_id?: number; trigger_id?: number; mailing_type?: MailingType } = {},
+): number {
   return inTransaction(ctx.db, () => {
     const type = extra.mailing_type ?? input.mailing_type ?? 'm';
     const status = input.status ?? 'p';
@@ -601,7 +609,8 @@ function checkContent(ctx: Ctx, input: MailingInput, type: MailingType, status: 
       const path = `split_test.variants[${i}]`;
       if (type === 's' && (v.html_body !== undefined || v.plaintext !== undefined))
         throw badRequest(`${path}: a subject split test varies the subject only`, { field: path });
-      if (type === 's' && !v.subject) throw badRequest(`${path}.subject: each variant of a subject test needs a subject`, { field: `${path}.subject` });
+      if (type === 's' && !v.subject)
+        throw badRequest(`${path}.subject: each variant of a subject test needs a subject`, { field: `${path}.subject` });
       if (type === 'c' && v.html_body === undefined && v.plaintext === undefined)
         throw badRequest(`${path}: each variant of a content test needs html_body or plaintext`, { field: path });
       all.push({ ...input, ...v });
@@ -671,13 +680,15 @@ function saveAudience(ctx: Ctx, mailingId: number, r: RecipientInput, status: Ma
   requireGroups(ctx, r.recipient_groups ?? []);
   for (const id of r.recipient_subscriptions ?? []) getSubscription(ctx, id);
   // searchNames checks existence without running the searches.
-  searchNames(ctx, [...(r.recipient_searches ?? []), ...(r.recipient_segments ?? []), ...(r.suppressed_searches ?? []), ...(r.suppressed_segments ?? [])]);
+  searchNames(ctx, [
+    ...(r.recipient_searches ?? []),
+    ...(r.recipient_segments ?? []),
+    ...(r.suppressed_searches ?? []),
+    ...(r.suppressed_segments ?? []),
+  ]);
   for (const id of [...(r.recipient_member_ids ?? []), ...(r.suppressed_member_ids ?? [])]) memberRow(ctx, id, false);
   const members = [...(r.recipient_member_ids ?? []), ...membersByEmail(ctx, r.recipient_emails ?? [], 'a')];
-  const insert = stmt(
-    ctx.db,
-    'INSERT OR IGNORE INTO mailing_audience (mailing_id, role, kind, ref_id, position) VALUES (?, ?, ?, ?, ?)',
-  );
+  const insert = stmt(ctx.db, 'INSERT OR IGNORE INTO mailing_audience (mailing_id, role, kind, ref_id, position) VALUES (?, ?, ?, ?, ?)');
   const add = (role: AudienceRef['role'], kind: AudienceRef['kind'], ids: readonly number[] = []) =>
     ids.forEach((id, i) => insert.run(mailingId, role, kind, id, i));
   add('include', 'group', r.recipient_groups);
@@ -700,7 +711,10 @@ export function extractLinks(t: Templates): { plaintext: boolean; link_name: str
   const links: { plaintext: boolean; link_name: string; link_target: string }[] = [];
   for (const m of (t.html_body ?? '').matchAll(HTML_LINK)) {
     if (m[2].includes('[%')) continue;
-    const name = m[3].replace(/<[^>]*>/g, '').replace(/\s+/g, ' ').trim();
+    const name = m[3]
+      .replace(/<[^>]*>/g, '')
+      .replace(/\s+/g, ' ')
+      .trim();
     links.push({ plaintext: false, link_name: name || m[2], link_target: m[2] });
   }
   for (const m of (t.plaintext ?? '').matchAll(TEXT_LINK)) links.push({ plaintext: true, link_name: m[0], link_target: m[0] });
@@ -742,8 +756,7 @@ export function changeStatus(ctx: Ctx, mailingId: number, word: StatusWord): Mai
 }
 
 /** Where a resumed mailing goes: back to waiting for a winner when its test share went out, else pending. */
-const resumedStatus = (m: MailingRow): MailingStatus =>
-  m.test_sent_at !== null && m.winner_mailing_id === null ? 'w' : 'p';
+const resumedStatus = (m: MailingRow): MailingStatus => (m.test_sent_at !== null && m.winner_mailing_id === null ? 'w' : 'p');
 
 /** Moves a mailing and its split-test variants (which follow the test) to a status. */
 export function setStatus(ctx: Ctx, m: Pick<MailingRow, 'mailing_id'>, to: MailingStatus) {
@@ -774,10 +787,7 @@ export function cancelMailing(ctx: Ctx, mailingId: number): true {
 /** DELETE /mailings/{id}: archives (archived_ts), leaving the status as it is. */
 export function archiveMailing(ctx: Ctx, mailingId: number): true {
   mailingRow(ctx, mailingId);
-  stmt(ctx.db, 'UPDATE mailings SET archived_ts = COALESCE(archived_ts, ?) WHERE mailing_id = ?').run(
-    stamp(ctx.clock.now()),
-    mailingId,
-  );
+  stmt(ctx.db, 'UPDATE mailings SET archived_ts = COALESCE(archived_ts, ?) WHERE mailing_id = ?').run(stamp(ctx.clock.now()), mailingId);
   return true;
 }
 
@@ -874,7 +884,12 @@ export function forwardMailing(
       mailingId,
       memberId,
     );
-    emitEvent(ctx, 'message_forward', () => ({ mailing_id: mailingId, forward_mailing_id: newId, forwarded_to: input.recipient_emails!.map((e) => e.trim().toLowerCase()), ...memberList(ctx, [memberId]) }));
+    emitEvent(ctx, 'message_forward', () => ({
+      mailing_id: mailingId,
+      forward_mailing_id: newId,
+      forwarded_to: input.recipient_emails!.map((e) => e.trim().toLowerCase()),
+      ...memberList(ctx, [memberId]),
+    }));
     return { mailing_id: newId };
   });
 }
@@ -931,16 +946,22 @@ export function declareWinner(ctx: Ctx, mailingId: number, winnerId: number): tr
     if (test.test_percent === null)
       throw forbidden(`mailing ${mailingId} is not a split test (type ${test.mailing_type}): it has no winner to declare`);
     if (!variants.some((v) => v.mailing_id === winnerId))
-      throw notFound(`winner mailing ${winnerId} not found among the variants of split test ${mailingId} (${variants.map((v) => v.mailing_id).join(', ')})`);
+      throw notFound(
+        `winner mailing ${winnerId} not found among the variants of split test ${mailingId} (${variants.map((v) => v.mailing_id).join(', ')})`,
+      );
     if (test.winner_mailing_id !== null)
       throw forbidden(`split test ${mailingId} already has its winner (mailing ${test.winner_mailing_id})`);
     if (test.test_sent_at === null || !['w', 'a'].includes(test.mailing_status))
-      throw forbidden(`split test ${mailingId} is ${test.mailing_status}: a winner can be declared once the test share has been sent and before the mailing is canceled`);
+      throw forbidden(
+        `split test ${mailingId} is ${test.mailing_status}: a winner can be declared once the test share has been sent and before the mailing is canceled`,
+      );
     const now = stamp(ctx.clock.now());
-    stmt(
-      ctx.db,
-      'UPDATE mailings SET winner_mailing_id = ?, winner_declared_at = ?, test_results = ? WHERE mailing_id = ?',
-    ).run(winnerId, now, JSON.stringify(variantResults(ctx, mailingId)), mailingId);
+    stmt(ctx.db, 'UPDATE mailings SET winner_mailing_id = ?, winner_declared_at = ?, test_results = ? WHERE mailing_id = ?').run(
+      winnerId,
+      now,
+      JSON.stringify(variantResults(ctx, mailingId)),
+      mailingId,
+    );
     const waiting = stmt(ctx.db, 'UPDATE mailing_queue SET content_mailing_id = ? WHERE mailing_id = ? AND content_mailing_id IS NULL').run(
       winnerId,
       mailingId,
@@ -951,4 +972,3 @@ export function declareWinner(ctx: Ctx, mailingId: number, winnerId: number): tr
     return true;
   });
 }
-

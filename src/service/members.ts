@@ -111,8 +111,7 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
  * end is now: the end of today, so a member archived this very moment is included.
  */
 export function parseDeletedRange(range: string, now: string, field = 'deleted_range'): [string, string] {
-  const fail = () =>
-    badRequest(`${field}: "${range}" must be YYYY-MM-DD, YYYY-MM-DD~YYYY-MM-DD, ~YYYY-MM-DD or YYYY-MM-DD~`, { field });
+  const fail = () => badRequest(`${field}: "${range}" must be YYYY-MM-DD, YYYY-MM-DD~YYYY-MM-DD, ~YYYY-MM-DD or YYYY-MM-DD~`, { field });
   const checkDay = (d: string) => {
     if (!DAY.test(d) || Number.isNaN(Date.parse(`${d}T00:00:00Z`)) || new Date(`${d}T00:00:00Z`).toISOString().slice(0, 10) !== d)
       throw fail();
@@ -205,8 +204,7 @@ export function listMemberPage(ctx: Ctx, q: MemberListQuery): WireMember[] {
   if (typeof which === 'string' && offset >= countMembersOf(ctx, which)) return [];
   const k = typeof which === 'string' ? Math.floor(offset / ANCHOR_EVERY) : 0;
   const after = k > 0 ? anchorBefore(ctx, which as 'live' | 'archived' | 'all', k) : undefined;
-  const sql =
-    typeof which !== 'string' ? ARCHIVED_RANGE_PAGE : after !== undefined ? MEMBER_PAGES.after[which] : MEMBER_PAGES.first[which];
+  const sql = typeof which !== 'string' ? ARCHIVED_RANGE_PAGE : after !== undefined ? MEMBER_PAGES.after[which] : MEMBER_PAGES.first[which];
   const params =
     after !== undefined
       ? { account: ctx.accountId, limit, offset: offset - k * ANCHOR_EVERY, after }
@@ -233,10 +231,7 @@ export interface WireMember {
 export function countMembers(ctx: Ctx, q: MemberListQuery): number {
   const which = whichOf(ctx, q);
   if (typeof which === 'string') return countMembersOf(ctx, which);
-  return stmt(
-    ctx.db,
-    'SELECT COUNT(*) FROM members WHERE account_id = ? AND deleted_at IS NOT NULL AND deleted_at >= ? AND deleted_at < ?',
-  )
+  return stmt(ctx.db, 'SELECT COUNT(*) FROM members WHERE account_id = ? AND deleted_at IS NOT NULL AND deleted_at >= ? AND deleted_at < ?')
     .pluck()
     .get(ctx.accountId, which.from, which.to) as number;
 }
@@ -248,7 +243,13 @@ export type StatusCounts = Record<(typeof MEMBER_STATUSES)[number], number>;
  * counts the writers keep (src/store/counters.ts), a few rows at any audience size.
  */
 export function memberCounts(ctx: Ctx, groupId?: number): { live: StatusCounts; archived: StatusCounts } {
-  if (groupId !== undefined && !stmt(ctx.db, 'SELECT 1 FROM member_groups WHERE account_id = ? AND member_group_id = ? AND deleted_at IS NULL').get(ctx.accountId, groupId))
+  if (
+    groupId !== undefined &&
+    !stmt(ctx.db, 'SELECT 1 FROM member_groups WHERE account_id = ? AND member_group_id = ? AND deleted_at IS NULL').get(
+      ctx.accountId,
+      groupId,
+    )
+  )
     throw notFound(`group ${groupId} not found`);
   const rows = (
     groupId === undefined
@@ -269,18 +270,15 @@ function countMembersOf(ctx: Ctx, which: 'live' | 'archived' | 'all'): number {
 }
 
 export function memberRow(ctx: Ctx, memberId: number, includeDeleted = true): MemberRow {
-  const row = stmt(ctx.db, 'SELECT * FROM members WHERE account_id = ? AND member_id = ?').get(
-    ctx.accountId,
-    memberId,
-  ) as MemberRow | undefined;
+  const row = stmt(ctx.db, 'SELECT * FROM members WHERE account_id = ? AND member_id = ?').get(ctx.accountId, memberId) as
+    | MemberRow
+    | undefined;
   if (!row || (row.deleted_at && !includeDeleted)) throw notFound(`member ${memberId} not found`);
   return row;
 }
 
 function rowByEmail(ctx: Ctx, email: string): MemberRow | undefined {
-  return stmt(ctx.db, 'SELECT * FROM members WHERE account_id = ? AND email = ?').get(ctx.accountId, email) as
-    | MemberRow
-    | undefined;
+  return stmt(ctx.db, 'SELECT * FROM members WHERE account_id = ? AND email = ?').get(ctx.accountId, email) as MemberRow | undefined;
 }
 
 /** The SMS columns of a member, read as one value by the hot reads (memberColumns). */
@@ -307,7 +305,17 @@ const memberColumns = (table = '') => {
   const c = (name: string) => `${table}${name}`;
   const sms = SMS_COLUMNS.map(c).join(', ');
   return [
-    ...['member_id', 'email', 'member_status_id', 'plaintext_preferred', 'bounce_count', 'member_since', 'last_modified_at', 'deleted_at', 'field_values'].map(c),
+    ...[
+      'member_id',
+      'email',
+      'member_status_id',
+      'plaintext_preferred',
+      'bounce_count',
+      'member_since',
+      'last_modified_at',
+      'deleted_at',
+      'field_values',
+    ].map(c),
     `CASE WHEN ${c('sms_phone_number')} IS NULL THEN NULL ELSE json_array(${sms}) END`,
   ].join(', ');
 };
@@ -415,18 +423,23 @@ export function membersByEmail(ctx: Ctx, emails: readonly string[], newStatus: M
  */
 function setStatusWhere(ctx: Ctx, to: SettableStatus, where: string, params: unknown[], mailingId: number | null = null): number {
   const now = stamp(ctx.clock.now());
-  const changed = membersWhere(ctx, to === 'o' ? ['member_status_update', 'member_optout'] : ['member_status_update'], `member_status_id <> ? AND (${where})`, [to, ...params]);
+  const changed = membersWhere(
+    ctx,
+    to === 'o' ? ['member_status_update', 'member_optout'] : ['member_status_update'],
+    `member_status_id <> ? AND (${where})`,
+    [to, ...params],
+  );
   if (to === 'o')
-    stmt(ctx.db, 
-        `INSERT INTO member_optouts (member_id, mailing_id, optout_ts)
+    stmt(
+      ctx.db,
+      `INSERT INTO member_optouts (member_id, mailing_id, optout_ts)
          SELECT member_id, ?, ? FROM members WHERE account_id = ? AND member_status_id <> 'o' AND (${where})`,
-      )
-      .run(mailingId, now, ctx.accountId, ...params);
-  const moved = stmt(ctx.db, 
-      `UPDATE members SET member_status_id = ?, last_modified_at = ?
+    ).run(mailingId, now, ctx.accountId, ...params);
+  const moved = stmt(
+    ctx.db,
+    `UPDATE members SET member_status_id = ?, last_modified_at = ?
         WHERE account_id = ? AND member_status_id <> ? AND (${where})`,
-    )
-    .run(to, now, ctx.accountId, to, ...params).changes;
+  ).run(to, now, ctx.accountId, to, ...params).changes;
   emitMembers(ctx, 'member_status_update', changed, { member_status_id: to });
   if (to === 'o') emitMembers(ctx, 'member_optout', changed, { mailing_id: mailingId });
   return moved;
@@ -444,9 +457,7 @@ export function setStatuses(ctx: Ctx, memberIds: number[], to: SettableStatus): 
   return inTransaction(ctx.db, () => {
     const ids = [...new Set(memberIds)];
     const found = countIds(ctx, ids, 'deleted_at IS NULL');
-    setStatusWhere(ctx, to, `deleted_at IS NULL AND member_id IN (SELECT value FROM json_each(?))`, [
-      JSON.stringify(ids),
-    ]);
+    setStatusWhere(ctx, to, `deleted_at IS NULL AND member_id IN (SELECT value FROM json_each(?))`, [JSON.stringify(ids)]);
     return found === ids.length;
   });
 }
@@ -500,12 +511,54 @@ export interface SmsInput {
 
 /** Calling codes to ISO regions, longest first where they overlap. Unknown codes leave region_code null. */
 const REGIONS: [string, string][] = [
-  ['1', 'US'], ['7', 'RU'], ['20', 'EG'], ['27', 'ZA'], ['30', 'GR'], ['31', 'NL'], ['32', 'BE'], ['33', 'FR'],
-  ['34', 'ES'], ['36', 'HU'], ['39', 'IT'], ['40', 'RO'], ['41', 'CH'], ['43', 'AT'], ['44', 'GB'], ['45', 'DK'],
-  ['46', 'SE'], ['47', 'NO'], ['48', 'PL'], ['49', 'DE'], ['51', 'PE'], ['52', 'MX'], ['54', 'AR'], ['55', 'BR'],
-  ['56', 'CL'], ['57', 'CO'], ['60', 'MY'], ['61', 'AU'], ['62', 'ID'], ['63', 'PH'], ['64', 'NZ'], ['65', 'SG'],
-  ['66', 'TH'], ['81', 'JP'], ['82', 'KR'], ['84', 'VN'], ['86', 'CN'], ['90', 'TR'], ['91', 'IN'], ['92', 'PK'],
-  ['351', 'PT'], ['353', 'IE'], ['354', 'IS'], ['358', 'FI'], ['420', 'CZ'], ['852', 'HK'], ['971', 'AE'], ['972', 'IL'],
+  ['1', 'US'],
+  ['7', 'RU'],
+  ['20', 'EG'],
+  ['27', 'ZA'],
+  ['30', 'GR'],
+  ['31', 'NL'],
+  ['32', 'BE'],
+  ['33', 'FR'],
+  ['34', 'ES'],
+  ['36', 'HU'],
+  ['39', 'IT'],
+  ['40', 'RO'],
+  ['41', 'CH'],
+  ['43', 'AT'],
+  ['44', 'GB'],
+  ['45', 'DK'],
+  ['46', 'SE'],
+  ['47', 'NO'],
+  ['48', 'PL'],
+  ['49', 'DE'],
+  ['51', 'PE'],
+  ['52', 'MX'],
+  ['54', 'AR'],
+  ['55', 'BR'],
+  ['56', 'CL'],
+  ['57', 'CO'],
+  ['60', 'MY'],
+  ['61', 'AU'],
+  ['62', 'ID'],
+  ['63', 'PH'],
+  ['64', 'NZ'],
+  ['65', 'SG'],
+  ['66', 'TH'],
+  ['81', 'JP'],
+  ['82', 'KR'],
+  ['84', 'VN'],
+  ['86', 'CN'],
+  ['90', 'TR'],
+  ['91', 'IN'],
+  ['92', 'PK'],
+  ['351', 'PT'],
+  ['353', 'IE'],
+  ['354', 'IS'],
+  ['358', 'FI'],
+  ['420', 'CZ'],
+  ['852', 'HK'],
+  ['971', 'AE'],
+  ['972', 'IL'],
 ];
 
 /** Normalizes a phone number to international form (+ and digits) or throws a 400. */
@@ -527,7 +580,10 @@ export function regionOf(phone: string): string | null {
 /** SMS columns to set from an sms object (and/or a top-level phone_number). */
 export function smsColumns(
   now: string,
-  current: Pick<MemberRow, 'sms_phone_number' | 'sms_region_code' | 'sms_transactional_status' | 'sms_promotional_status'> | undefined, sms: SmsInput | undefined, phone: string | undefined) {
+  current: Pick<MemberRow, 'sms_phone_number' | 'sms_region_code' | 'sms_transactional_status' | 'sms_promotional_status'> | undefined,
+  sms: SmsInput | undefined,
+  phone: string | undefined,
+) {
   const cols: Record<string, unknown> = {};
   const number = sms?.phone_number ?? phone;
   if (number !== undefined) {
@@ -554,7 +610,8 @@ export function smsColumns(
   for (const kind of ['transactional', 'promotional'] as const) {
     const status = sms?.[`${kind}_status`];
     if (status === undefined) continue;
-    if (!hasPhone) throw badRequest(`sms.${kind}_status: the member has no phone number; give sms.phone_number`, { field: `sms.${kind}_status` });
+    if (!hasPhone)
+      throw badRequest(`sms.${kind}_status: the member has no phone number; give sms.phone_number`, { field: `sms.${kind}_status` });
     if (status !== current?.[`sms_${kind}_status`] || cols.sms_phone_number) {
       cols[`sms_${kind}_status`] = status;
       cols[`sms_${kind}_status_updated_at`] = now;
@@ -574,7 +631,13 @@ function mergeValues(stored: string, changes: Record<string, unknown>, catalog?:
   return JSON.stringify(values);
 }
 
-function insertMember(ctx: Ctx, email: string, values: Record<string, unknown>, cols: Record<string, unknown>, status: MemberStatus = 'a'): number {
+function insertMember(
+  ctx: Ctx,
+  email: string,
+  values: Record<string, unknown>,
+  cols: Record<string, unknown>,
+  status: MemberStatus = 'a',
+): number {
   const now = stamp(ctx.clock.now());
   const all: Record<string, unknown> = {
     account_id: ctx.accountId,
@@ -587,8 +650,8 @@ function insertMember(ctx: Ctx, email: string, values: Record<string, unknown>, 
   };
   const names = Object.keys(all);
   return Number(
-    stmt(ctx.db, `INSERT INTO members (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`)
-      .run(...Object.values(all)).lastInsertRowid,
+    stmt(ctx.db, `INSERT INTO members (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`).run(...Object.values(all))
+      .lastInsertRowid,
   );
 }
 
@@ -604,16 +667,12 @@ function changedParts(cols: Record<string, unknown>): string[] {
 function updateColumns(ctx: Ctx, memberId: number, cols: Record<string, unknown>) {
   cols.last_modified_at = stamp(ctx.clock.now());
   const names = Object.keys(cols);
-  stmt(ctx.db, `UPDATE members SET ${names.map((n) => `${n} = ?`).join(', ')} WHERE member_id = ?`)
-    .run(...Object.values(cols), memberId);
+  stmt(ctx.db, `UPDATE members SET ${names.map((n) => `${n} = ?`).join(', ')} WHERE member_id = ?`).run(...Object.values(cols), memberId);
 }
 
 /** Adds the member to the groups it is not yet in; answers the ids it was added to. */
 export function joinGroups(ctx: Ctx, memberId: number, groupIds: readonly number[]): number[] {
-  const insert = stmt(
-    ctx.db,
-    'INSERT OR IGNORE INTO group_members (member_group_id, member_id, added_at) VALUES (?, ?, ?)',
-  );
+  const insert = stmt(ctx.db, 'INSERT OR IGNORE INTO group_members (member_group_id, member_id, added_at) VALUES (?, ?, ?)');
   const now = stamp(ctx.clock.now());
   const joined = [...new Set(groupIds)].filter((g) => insert.run(g, memberId, now).changes > 0);
   if (joined.length) emitEvent(ctx, 'member_add_to_group', () => ({ group_ids: joined, ...memberList(ctx, [memberId]) }));
@@ -648,7 +707,8 @@ export function addMember(ctx: Ctx, input: AddInput): { member_id: number; added
       if (Object.keys(cols).length) updateColumns(ctx, memberId, cols);
       // An explicit add makes a contact that a forward created an ordinary active member (the real service's rule).
       if (existing.member_status_id === 'f') setStatusWhere(ctx, 'a', 'member_id = ?', [memberId]);
-      if (Object.keys(cols).length) emitEvent(ctx, 'member_update', () => ({ changed: changedParts(cols), ...memberList(ctx, [memberId]) }));
+      if (Object.keys(cols).length)
+        emitEvent(ctx, 'member_update', () => ({ changed: changedParts(cols), ...memberList(ctx, [memberId]) }));
     } else {
       catalog.checkRelationships(values, values);
       memberId = insertMember(ctx, input.email, values, smsColumns(now, undefined, input.sms, input.phone_number));
@@ -675,8 +735,7 @@ export interface SignupInput {
 export function signup(ctx: Ctx, input: SignupInput): { member_id: number; status: MemberStatus } {
   if (input.opt_in_message !== undefined) {
     const missing = OPT_IN_MESSAGE_TAGS.filter((t) => !input.opt_in_message!.includes(t));
-    if (missing.length)
-      throw badRequest(`opt_in_message: must contain the tags ${missing.join(', ')}`, { field: 'opt_in_message' });
+    if (missing.length) throw badRequest(`opt_in_message: must contain the tags ${missing.join(', ')}`, { field: 'opt_in_message' });
   }
   return inTransaction(ctx.db, () => {
     requireSignupFields(ctx, input.fields);
@@ -685,12 +744,13 @@ export function signup(ctx: Ctx, input: SignupInput): { member_id: number; statu
     // A forwarded contact who signs up becomes an active member (addMember), never answers f.
     if (existing && !existing.deleted_at && existing.member_status_id !== 'f') {
       const current = new Set(
-        (stmt(ctx.db, 'SELECT member_group_id FROM group_members WHERE member_id = ?').all(existing.member_id) as {
-          member_group_id: number;
-        }[]).map((r) => r.member_group_id),
+        (
+          stmt(ctx.db, 'SELECT member_group_id FROM group_members WHERE member_id = ?').all(existing.member_id) as {
+            member_group_id: number;
+          }[]
+        ).map((r) => r.member_group_id),
       );
-      if (input.group_ids.every((g) => current.has(g)))
-        return { member_id: existing.member_id, status: existing.member_status_id };
+      if (input.group_ids.every((g) => current.has(g))) return { member_id: existing.member_id, status: existing.member_status_id };
     }
     const { member_id, status, added } = addMember(ctx, { email: input.email, fields: input.fields, group_ids: input.group_ids });
     emitEvent(ctx, 'member_signup', () => ({ group_ids: [...new Set(input.group_ids)], added, ...memberList(ctx, [member_id]) }));
@@ -707,9 +767,12 @@ function requireSignupFields(ctx: Ctx, fields: Record<string, unknown> | undefin
   );
   const missing = FieldCatalog.of(ctx).required.filter((f) => !given.has(f.shortcut_name.toLowerCase()));
   if (missing.length)
-    throw badRequest(`fields.${missing[0].shortcut_name}: is required on a signup (missing: ${missing.map((f) => f.shortcut_name).join(', ')})`, {
-      field: `fields.${missing[0].shortcut_name}`,
-    });
+    throw badRequest(
+      `fields.${missing[0].shortcut_name}: is required on a signup (missing: ${missing.map((f) => f.shortcut_name).join(', ')})`,
+      {
+        field: `fields.${missing[0].shortcut_name}`,
+      },
+    );
 }
 
 export interface UpdateInput {
@@ -731,8 +794,7 @@ export function updateMember(ctx: Ctx, memberId: number, input: UpdateInput): tr
     }
     if (input.email !== undefined && input.email !== row.email) {
       const other = rowByEmail(ctx, input.email);
-      if (other)
-        throw badRequest(`email: ${input.email} already belongs to member ${other.member_id}`, { field: 'email' });
+      if (other) throw badRequest(`email: ${input.email} already belongs to member ${other.member_id}`, { field: 'email' });
       cols.email = input.email;
     }
     if (Object.keys(cols).length) updateColumns(ctx, memberId, cols);
@@ -747,10 +809,10 @@ export function updateMember(ctx: Ctx, memberId: number, input: UpdateInput): tr
 function archiveWhere(ctx: Ctx, where: string, params: unknown[]): number {
   const now = stamp(ctx.clock.now());
   const archived = membersWhere(ctx, ['member_delete'], `deleted_at IS NULL AND (${where})`, params);
-  const n = stmt(ctx.db, 
-      `UPDATE members SET deleted_at = ?, last_modified_at = ? WHERE account_id = ? AND deleted_at IS NULL AND (${where})`,
-    )
-    .run(now, now, ctx.accountId, ...params).changes;
+  const n = stmt(
+    ctx.db,
+    `UPDATE members SET deleted_at = ?, last_modified_at = ? WHERE account_id = ? AND deleted_at IS NULL AND (${where})`,
+  ).run(now, now, ctx.accountId, ...params).changes;
   emitMembers(ctx, 'member_delete', archived, { purged: false });
   return n;
 }

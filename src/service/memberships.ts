@@ -5,15 +5,7 @@ import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
 import { FieldCatalog } from './fields.js';
 import { getGroup, groupsOfMember, requireGroups, type GroupRecord } from './groups.js';
-import {
-  joinGroups,
-  memberRow,
-  requireMembers,
-  toMember,
-  type MemberRecord,
-  type MemberRow,
-  type MemberStatus,
-} from './members.js';
+import { joinGroups, memberRow, requireMembers, toMember, type MemberRecord, type MemberRow, type MemberStatus } from './members.js';
 import { LIMIT_OFFSET, type Window, windowOf } from './paging.js';
 import { emitEvent, emitMembers, memberList, membersWhere, wants } from './webhooks.js';
 
@@ -51,7 +43,11 @@ export function removeMemberFromGroups(ctx: Ctx, memberId: number, groupIds: num
 export function removeMemberFromAllGroups(ctx: Ctx, memberId: number): true {
   return inTransaction(ctx.db, () => {
     memberRow(ctx, memberId);
-    const left = wants(ctx, 'member_remove_from_group') ? (stmt(ctx.db, 'SELECT member_group_id FROM group_members WHERE member_id = ? ORDER BY member_group_id').pluck().all(memberId) as number[]) : [];
+    const left = wants(ctx, 'member_remove_from_group')
+      ? (stmt(ctx.db, 'SELECT member_group_id FROM group_members WHERE member_id = ? ORDER BY member_group_id')
+          .pluck()
+          .all(memberId) as number[])
+      : [];
     stmt(ctx.db, 'DELETE FROM group_members WHERE member_id = ?').run(memberId);
     if (left.length) emitEvent(ctx, 'member_remove_from_group', () => ({ group_ids: left, ...memberList(ctx, [memberId]) }));
     return true;
@@ -63,7 +59,12 @@ export function removeMembersFromGroups(ctx: Ctx, memberIds: number[], groupIds:
   return inTransaction(ctx.db, () => {
     requireMembers(ctx, memberIds);
     requireGroups(ctx, groupIds);
-    const leaving = membersWhere(ctx, ['member_remove_from_group'], 'member_id IN (SELECT value FROM json_each(?)) AND member_id IN (SELECT member_id FROM group_members WHERE member_group_id IN (SELECT value FROM json_each(?)))', [ids(memberIds), ids(groupIds)]);
+    const leaving = membersWhere(
+      ctx,
+      ['member_remove_from_group'],
+      'member_id IN (SELECT value FROM json_each(?)) AND member_id IN (SELECT member_id FROM group_members WHERE member_group_id IN (SELECT value FROM json_each(?)))',
+      [ids(memberIds), ids(groupIds)],
+    );
     stmt(
       ctx.db,
       `DELETE FROM group_members WHERE member_group_id IN (SELECT value FROM json_each(?))
@@ -78,7 +79,12 @@ export function removeMembersFromGroups(ctx: Ctx, memberIds: number[], groupIds:
 export function copyStatusesIntoGroup(ctx: Ctx, groupId: number, statuses: MemberStatus[]): true {
   return inTransaction(ctx.db, () => {
     requireGroups(ctx, [groupId]);
-    const joining = membersWhere(ctx, ['member_add_to_group'], 'deleted_at IS NULL AND member_status_id IN (SELECT value FROM json_each(?)) AND member_id NOT IN (SELECT member_id FROM group_members WHERE member_group_id = ?)', [JSON.stringify(statuses), groupId]);
+    const joining = membersWhere(
+      ctx,
+      ['member_add_to_group'],
+      'deleted_at IS NULL AND member_status_id IN (SELECT value FROM json_each(?)) AND member_id NOT IN (SELECT member_id FROM group_members WHERE member_group_id = ?)',
+      [JSON.stringify(statuses), groupId],
+    );
     stmt(
       ctx.db,
       `INSERT OR IGNORE INTO group_members (member_group_id, member_id, added_at)
@@ -125,10 +131,7 @@ export function addMembersToGroup(ctx: Ctx, groupId: number, memberIds: number[]
   return inTransaction(ctx.db, () => {
     getGroup(ctx, groupId);
     requireMembers(ctx, memberIds);
-    const insert = stmt(
-      ctx.db,
-      'INSERT OR IGNORE INTO group_members (member_group_id, member_id, added_at) VALUES (?, ?, ?)',
-    );
+    const insert = stmt(ctx.db, 'INSERT OR IGNORE INTO group_members (member_group_id, member_id, added_at) VALUES (?, ?, ?)');
     const now = stamp(ctx.clock.now());
     const joined = [...new Set(memberIds)].filter((m) => insert.run(groupId, m, now).changes > 0);
     if (joined.length) emitEvent(ctx, 'member_add_to_group', () => ({ group_ids: [groupId], ...memberList(ctx, joined) }));
@@ -154,7 +157,12 @@ export function removeMembersFromGroup(ctx: Ctx, groupId: number, memberIds: num
 export function removeAllFromGroup(ctx: Ctx, groupId: number, status?: MemberStatus): number {
   return inTransaction(ctx.db, () => {
     getGroup(ctx, groupId);
-    const leaving = membersWhere(ctx, ['member_remove_from_group'], '(? IS NULL OR member_status_id = ?) AND member_id IN (SELECT member_id FROM group_members WHERE member_group_id = ?)', [status ?? null, status ?? null, groupId]);
+    const leaving = membersWhere(
+      ctx,
+      ['member_remove_from_group'],
+      '(? IS NULL OR member_status_id = ?) AND member_id IN (SELECT member_id FROM group_members WHERE member_group_id = ?)',
+      [status ?? null, status ?? null, groupId],
+    );
     const removed = stmt(
       ctx.db,
       `DELETE FROM group_members WHERE member_group_id = ?
@@ -170,7 +178,12 @@ export function copyGroupMembers(ctx: Ctx, fromId: number, toId: number, statuse
   return inTransaction(ctx.db, () => {
     getGroup(ctx, fromId);
     getGroup(ctx, toId);
-    const joining = membersWhere(ctx, ['member_add_to_group'], 'deleted_at IS NULL AND (? IS NULL OR member_status_id IN (SELECT value FROM json_each(?))) AND member_id IN (SELECT member_id FROM group_members WHERE member_group_id = ?) AND member_id NOT IN (SELECT member_id FROM group_members WHERE member_group_id = ?)', [statuses ? 1 : null, JSON.stringify(statuses ?? []), fromId, toId]);
+    const joining = membersWhere(
+      ctx,
+      ['member_add_to_group'],
+      'deleted_at IS NULL AND (? IS NULL OR member_status_id IN (SELECT value FROM json_each(?))) AND member_id IN (SELECT member_id FROM group_members WHERE member_group_id = ?) AND member_id NOT IN (SELECT member_id FROM group_members WHERE member_group_id = ?)',
+      [statuses ? 1 : null, JSON.stringify(statuses ?? []), fromId, toId],
+    );
     stmt(
       ctx.db,
       `INSERT OR IGNORE INTO group_members (member_group_id, member_id, added_at)

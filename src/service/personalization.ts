@@ -108,10 +108,7 @@ const FRAGMENT_MAX = 40;
 // ------------------------------------------------------------------ public API
 
 /** Every problem in the given parts, in part order (subject, html_body, plaintext) then position order. Empty = valid. */
-export function validateTemplates(
-  parts: Partial<Record<TemplatePart, string | null | undefined>>,
-  context: TagContext,
-): TagProblem[] {
+export function validateTemplates(parts: Partial<Record<TemplatePart, string | null | undefined>>, context: TagContext): TagProblem[] {
   const known = new Set<string>(BUILTIN_FIELDS);
   for (const name of context.fieldNames) known.add(name.toLowerCase());
   const isKnownField = (lowerName: string) => known.has(lowerName);

@@ -67,10 +67,7 @@ export function countBuilt(db: Db, m: MailingRow, upTo: number, built: number) {
     ).all(m.mailing_id, upTo) as { id: number; taken: number; built: number }[];
     for (const c of byContent) if (c.id !== m.mailing_id) addBuilt(db, c.id, c.built, c.taken);
   }
-  const taken = stmt(
-    db,
-    'SELECT COUNT(*) FROM mailing_queue WHERE mailing_id = ? AND content_mailing_id IS NOT NULL AND member_id <= ?',
-  )
+  const taken = stmt(db, 'SELECT COUNT(*) FROM mailing_queue WHERE mailing_id = ? AND content_mailing_id IS NOT NULL AND member_id <= ?')
     .pluck()
     .get(m.mailing_id, upTo) as number;
   addBuilt(db, m.mailing_id, built, taken);
@@ -98,10 +95,13 @@ export function recordForward(ctx: Ctx, mailingId: number, contentMailingId: num
 
 /** A simulated click: the record behind `clicked` and the link's clicks (triggers count them). */
 export function recordClick(ctx: Ctx, mailingId: number, contentMailingId: number, memberId: number, linkId: number | null) {
-  stmt(
-    ctx.db,
-    'INSERT INTO mailing_clicks (mailing_id, content_mailing_id, member_id, link_id, clicked_at) VALUES (?, ?, ?, ?, ?)',
-  ).run(mailingId, contentMailingId, memberId, linkId, stamp(ctx.clock.now()));
+  stmt(ctx.db, 'INSERT INTO mailing_clicks (mailing_id, content_mailing_id, member_id, link_id, clicked_at) VALUES (?, ?, ?, ?, ?)').run(
+    mailingId,
+    contentMailingId,
+    memberId,
+    linkId,
+    stamp(ctx.clock.now()),
+  );
 }
 
 // ---------------------------------------------------------------- reads
@@ -227,8 +227,7 @@ function memberList<T>(
  * every message.
  */
 function messageList(ctx: Ctx, s: Scope, q: ListQuery, event: 'sent' | 'opened' | 'shared', counted: () => number) {
-  const source =
-    event === 'sent' ? 'mailing_messages mm' : `mailing_messages mm INDEXED BY mailing_messages_${event}`;
+  const source = event === 'sent' ? 'mailing_messages mm' : `mailing_messages mm INDEXED BY mailing_messages_${event}`;
   const where = event === 'sent' ? '' : ` AND mm.${event} IS NOT NULL`;
   return memberList(
     ctx,
@@ -401,7 +400,12 @@ export function links(ctx: Ctx, id: number, q: ListQuery): LinkResponse[] | numb
   const s = scopeOf(ctx, id);
   const ids =
     s.contentId === null && s.mailing.test_percent !== null
-      ? [s.mailing.mailing_id, ...(stmt(ctx.db, 'SELECT mailing_id FROM mailings WHERE split_test_id = ? ORDER BY mailing_id').pluck().all(s.mailing.mailing_id) as number[])]
+      ? [
+          s.mailing.mailing_id,
+          ...(stmt(ctx.db, 'SELECT mailing_id FROM mailings WHERE split_test_id = ? ORDER BY mailing_id')
+            .pluck()
+            .all(s.mailing.mailing_id) as number[]),
+        ]
       : [s.mailing.mailing_id];
   const all = ids.flatMap(
     (mid) =>
@@ -427,7 +431,12 @@ export function forwards(ctx: Ctx, id: number, q: ListQuery) {
        FROM mailing_forwards f CROSS JOIN members m ON m.member_id = f.member_id
       WHERE f.mailing_id = ? AND (? IS NULL OR f.content_mailing_id = ?)
       ORDER BY f.forward_mailing_id ${LIMIT_OFFSET}`,
-  ).all(s.sentId, s.contentId, s.contentId, limit, offset) as { timestamp: string; forward_mailing_id: number; member_id: number; email: string }[];
+  ).all(s.sentId, s.contentId, s.contentId, limit, offset) as {
+    timestamp: string;
+    forward_mailing_id: number;
+    member_id: number;
+    email: string;
+  }[];
 }
 
 /**

@@ -106,7 +106,10 @@ const refuse = (path: string, reason: string) => badRequest(`${path}: ${reason}`
 
 /** `*` any run of characters, `?` one character; the whole value must match (LIKE is case-insensitive for ASCII). */
 function globToLike(glob: string): string {
-  return glob.replace(/[\\%_]/g, (c) => `\\${c}`).replace(/\*/g, '%').replace(/\?/g, '_');
+  return glob
+    .replace(/[\\%_]/g, (c) => `\\${c}`)
+    .replace(/\*/g, '%')
+    .replace(/\?/g, '_');
 }
 
 /** Joins many operands as a balanced tree, so a long "and" does not nest SQL one level per operand. */
@@ -161,9 +164,13 @@ class Compiler {
 
   private node(v: unknown, path: string, depth: number): Sql {
     if (!Array.isArray(v))
-      throw refuse(path, `must be a list: a predicate ["and" | "or" | "not", …] or a condition [subject, operator, value…], got ${show(v)}`);
+      throw refuse(
+        path,
+        `must be a list: a predicate ["and" | "or" | "not", …] or a condition [subject, operator, value…], got ${show(v)}`,
+      );
     if (!v.length) throw refuse(path, 'must not be an empty list');
-    if (depth >= MAX_DEPTH) throw refuse(this.referencePath ?? path, `nests too deep (at most ${MAX_DEPTH} levels, nested searches included)`);
+    if (depth >= MAX_DEPTH)
+      throw refuse(this.referencePath ?? path, `nests too deep (at most ${MAX_DEPTH} levels, nested searches included)`);
     const head = v[0];
     if (typeof head !== 'string')
       throw refuse(`${path}[0]`, `must be a predicate (and, or, not) or a subject (${SUBJECTS_HINT}), got ${show(head)}`);
@@ -179,13 +186,18 @@ class Compiler {
 
   private predicate(name: string, v: unknown[], path: string, depth: number): Sql {
     const operands = v.slice(1);
-    if (name === 'not' && operands.length !== 1)
-      throw refuse(path, `"not" takes exactly one condition, got ${operands.length}`);
+    if (name === 'not' && operands.length !== 1) throw refuse(path, `"not" takes exactly one condition, got ${operands.length}`);
     if (!operands.length) throw refuse(path, `"${name}" takes at least one condition`);
     const parts = operands.map((operand, i) => this.node(operand, `${path}[${i + 1}]`, depth + 1));
     const params = parts.flatMap((p) => p.params);
     if (name === 'not') return { sql: `(NOT ${parts[0].sql})`, params };
-    return { sql: combine(parts.map((p) => p.sql), name === 'and' ? 'AND' : 'OR'), params };
+    return {
+      sql: combine(
+        parts.map((p) => p.sql),
+        name === 'and' ? 'AND' : 'OR',
+      ),
+      params,
+    };
   }
 
   private condition(v: unknown[], path: string, depth: number): Sql {
@@ -235,7 +247,10 @@ class Compiler {
         };
         return operator === 'eq'
           ? { sql: 'm.member_status_id = ?', params: [status(values[0], `${path}[2]`)] }
-          : { sql: 'm.member_status_id IN (SELECT value FROM json_each(?))', params: [JSON.stringify(listOf(values[0], `${path}[2]`, status))] };
+          : {
+              sql: 'm.member_status_id IN (SELECT value FROM json_each(?))',
+              params: [JSON.stringify(listOf(values[0], `${path}[2]`, status))],
+            };
       }
       case 'member_since':
         applies('member_since', ORDERED_OPERATORS);
@@ -410,10 +425,10 @@ class Compiler {
     for (const [ref, at] of refs) {
       const id = typeof ref === 'number' ? ref : typeof ref === 'string' && /^\d{1,16}$/.test(ref) ? Number(ref) : NaN;
       if (!Number.isSafeInteger(id) || id < 1) throw refuse(at, `a ${subject} is referred to by its id (an integer), got ${show(ref)}`);
-      const row = stmt(this.ctx.db, 'SELECT search_id, name, criteria FROM searches WHERE account_id = ? AND search_id = ? AND deleted_at IS NULL').get(
-        this.ctx.accountId,
-        id,
-      ) as Pick<SearchRow, 'search_id' | 'name' | 'criteria'> | undefined;
+      const row = stmt(
+        this.ctx.db,
+        'SELECT search_id, name, criteria FROM searches WHERE account_id = ? AND search_id = ? AND deleted_at IS NULL',
+      ).get(this.ctx.accountId, id) as Pick<SearchRow, 'search_id' | 'name' | 'criteria'> | undefined;
       if (!row) {
         this.unresolved(at, `unknown ${subject} ${id} (see GET /searches)`);
         continue;
@@ -435,7 +450,13 @@ class Compiler {
       }
     }
     if (!parts.length) return NEVER;
-    return { sql: combine(parts.map((p) => p.sql), 'OR'), params: parts.flatMap((p) => p.params) };
+    return {
+      sql: combine(
+        parts.map((p) => p.sql),
+        'OR',
+      ),
+      params: parts.flatMap((p) => p.params),
+    };
   }
 }
 
@@ -628,7 +649,16 @@ function computeNow(ctx: Ctx, row: SearchRow): void {
     `UPDATE searches SET active_count = ?, error_count = ?, optout_count = ?, member_count = ?, cached_at = ?, last_run_at = ?,
             stale_since = NULL, compute_ms = ?
       WHERE search_id = ?`,
-  ).run(total.active_count, total.error_count, total.optout_count, total.matched, now, now, Math.round(performance.now() - started), row.search_id);
+  ).run(
+    total.active_count,
+    total.error_count,
+    total.optout_count,
+    total.matched,
+    now,
+    now,
+    Math.round(performance.now() - started),
+    row.search_id,
+  );
   // A background refresh under way is overtaken.
   stmt(ctx.db, 'DELETE FROM search_refreshes WHERE search_id = ?').run(row.search_id);
 }
@@ -781,9 +811,7 @@ export function advanceSearches(db: Db, clock: Clock, budgetMs: number): boolean
     if (!due) return false;
     if (!first && Date.now() >= deadline) return true;
     try {
-      ownWrites(db, () =>
-        refreshStep({ db, clock, actor: localActor(db, due.account_id), accountId: due.account_id }, due.search_id),
-      );
+      ownWrites(db, () => refreshStep({ db, clock, actor: localActor(db, due.account_id), accountId: due.account_id }, due.search_id));
     } catch (err) {
       if (busy(err)) return true;
       // It would fail again on every step and hold up the searches after it.
@@ -820,10 +848,11 @@ export function getSearch(ctx: Ctx, searchId: number): SearchRecord {
 /** The live searches in id order, the window only, with their stored counts. */
 export function listSearches(ctx: Ctx, w: Window = {}): SearchRecord[] {
   const { limit, offset } = windowOf(w);
-  const rows = stmt(
-    ctx.db,
-    `SELECT * FROM searches WHERE account_id = ? AND deleted_at IS NULL ORDER BY search_id ${LIMIT_OFFSET}`,
-  ).all(ctx.accountId, limit, offset) as SearchRow[];
+  const rows = stmt(ctx.db, `SELECT * FROM searches WHERE account_id = ? AND deleted_at IS NULL ORDER BY search_id ${LIMIT_OFFSET}`).all(
+    ctx.accountId,
+    limit,
+    offset,
+  ) as SearchRow[];
   return rows.map(recordOf);
 }
 
@@ -903,12 +932,10 @@ export function countSearchMembers(ctx: Ctx, searchId: number): number {
 function cleanName(ctx: Ctx, name: string, exceptId?: number): string {
   const trimmed = name.trim();
   if (!trimmed) throw refuse('name', 'must not be empty');
-  const taken = stmt(
-    ctx.db,
-    'SELECT search_id FROM searches WHERE account_id = ? AND name = ? COLLATE NOCASE AND deleted_at IS NULL',
-  ).pluck().get(ctx.accountId, trimmed) as number | undefined;
-  if (taken !== undefined && taken !== exceptId)
-    throw refuse('name', `a search named "${trimmed}" already exists (search ${taken})`);
+  const taken = stmt(ctx.db, 'SELECT search_id FROM searches WHERE account_id = ? AND name = ? COLLATE NOCASE AND deleted_at IS NULL')
+    .pluck()
+    .get(ctx.accountId, trimmed) as number | undefined;
+  if (taken !== undefined && taken !== exceptId) throw refuse('name', `a search named "${trimmed}" already exists (search ${taken})`);
   return trimmed;
 }
 

@@ -31,7 +31,16 @@ import { searchMembersSql } from './searches.js';
 import { missingRequiredTags } from './personalization.js';
 import { countBuilt, openResponse, testShareSplit } from './reports.js';
 import { emitEvent } from './webhooks.js';
-import { audienceOf, declareWinner, mailingRow, setStatus, variantResults, variantsOf, type AudienceRef, type MailingRow } from './mailings.js';
+import {
+  audienceOf,
+  declareWinner,
+  mailingRow,
+  setStatus,
+  variantResults,
+  variantsOf,
+  type AudienceRef,
+  type MailingRow,
+} from './mailings.js';
 
 /** Recipients built into messages per transaction. */
 const BUILD_BATCH = 10_000;
@@ -172,7 +181,9 @@ function start(ctx: Ctx, m: MailingRow) {
   const audience = audienceSql(ctx, m.mailing_id);
   const isSplit = m.test_percent !== null && variants.length > 0;
   const queued = ctx.db
-    .prepare(`INSERT OR IGNORE INTO mailing_queue (mailing_id, member_id, content_mailing_id) SELECT ?, member_id, ? FROM (${audience.sql})`)
+    .prepare(
+      `INSERT OR IGNORE INTO mailing_queue (mailing_id, member_id, content_mailing_id) SELECT ?, member_id, ? FROM (${audience.sql})`,
+    )
     .run(m.mailing_id, isSplit ? null : m.mailing_id, ...audience.params).changes;
   let testShare = 0;
   if (isSplit) {
@@ -190,7 +201,16 @@ function start(ctx: Ctx, m: MailingRow) {
       )
       .run(m.mailing_id, JSON.stringify(variants.map((v) => v.mailing_id)), variants.length, m.mailing_id, testShare);
   }
-  openResponse(ctx.db, m, now, queued, testShareSplit(variants.map((v) => v.mailing_id), testShare));
+  openResponse(
+    ctx.db,
+    m,
+    now,
+    queued,
+    testShareSplit(
+      variants.map((v) => v.mailing_id),
+      testShare,
+    ),
+  );
   stmt(ctx.db, 'UPDATE mailing_headsup SET sent_ts = ? WHERE mailing_id = ?').run(now, m.mailing_id);
   const fieldNames = Object.fromEntries([...FieldCatalog.of(ctx).byId.values()].map((f) => [f.field_id, f.shortcut_name]));
   stmt(ctx.db, 'UPDATE mailings SET recipient_count = ?, merge_fields = ? WHERE mailing_id = ?').run(
@@ -243,10 +263,10 @@ function build(ctx: Ctx, m: MailingRow) {
         AND mb.deleted_at IS NULL AND mb.member_status_id IN ('a','f')`,
   ).run(now, now, now, m.mailing_id, upTo).changes;
   countBuilt(ctx.db, m, upTo, built);
-  const taken = stmt(
-    ctx.db,
-    'DELETE FROM mailing_queue WHERE mailing_id = ? AND content_mailing_id IS NOT NULL AND member_id <= ?',
-  ).run(m.mailing_id, upTo).changes;
+  const taken = stmt(ctx.db, 'DELETE FROM mailing_queue WHERE mailing_id = ? AND content_mailing_id IS NOT NULL AND member_id <= ?').run(
+    m.mailing_id,
+    upTo,
+  ).changes;
   if (taken > 0) return;
   const waiting = stmt(ctx.db, 'SELECT 1 FROM mailing_queue WHERE mailing_id = ? LIMIT 1').get(m.mailing_id);
   if (waiting) {

@@ -24,14 +24,57 @@ const DAY_MS = 86_400_000;
 // ---------------------------------------------------------------- what a value may be
 
 const US_STATES: Record<string, string> = {
-  AL: 'Alabama', AK: 'Alaska', AZ: 'Arizona', AR: 'Arkansas', CA: 'California', CO: 'Colorado', CT: 'Connecticut',
-  DE: 'Delaware', DC: 'District of Columbia', FL: 'Florida', GA: 'Georgia', HI: 'Hawaii', ID: 'Idaho', IL: 'Illinois',
-  IN: 'Indiana', IA: 'Iowa', KS: 'Kansas', KY: 'Kentucky', LA: 'Louisiana', ME: 'Maine', MD: 'Maryland',
-  MA: 'Massachusetts', MI: 'Michigan', MN: 'Minnesota', MS: 'Mississippi', MO: 'Missouri', MT: 'Montana',
-  NE: 'Nebraska', NV: 'Nevada', NH: 'New Hampshire', NJ: 'New Jersey', NM: 'New Mexico', NY: 'New York',
-  NC: 'North Carolina', ND: 'North Dakota', OH: 'Ohio', OK: 'Oklahoma', OR: 'Oregon', PA: 'Pennsylvania',
-  RI: 'Rhode Island', SC: 'South Carolina', SD: 'South Dakota', TN: 'Tennessee', TX: 'Texas', UT: 'Utah',
-  VT: 'Vermont', VA: 'Virginia', WA: 'Washington', WV: 'West Virginia', WI: 'Wisconsin', WY: 'Wyoming',
+  AL: 'Alabama',
+  AK: 'Alaska',
+  AZ: 'Arizona',
+  AR: 'Arkansas',
+  CA: 'California',
+  CO: 'Colorado',
+  CT: 'Connecticut',
+  DE: 'Delaware',
+  DC: 'District of Columbia',
+  FL: 'Florida',
+  GA: 'Georgia',
+  HI: 'Hawaii',
+  ID: 'Idaho',
+  IL: 'Illinois',
+  IN: 'Indiana',
+  IA: 'Iowa',
+  KS: 'Kansas',
+  KY: 'Kentucky',
+  LA: 'Louisiana',
+  ME: 'Maine',
+  MD: 'Maryland',
+  MA: 'Massachusetts',
+  MI: 'Michigan',
+  MN: 'Minnesota',
+  MS: 'Mississippi',
+  MO: 'Missouri',
+  MT: 'Montana',
+  NE: 'Nebraska',
+  NV: 'Nevada',
+  NH: 'New Hampshire',
+  NJ: 'New Jersey',
+  NM: 'New Mexico',
+  NY: 'New York',
+  NC: 'North Carolina',
+  ND: 'North Dakota',
+  OH: 'Ohio',
+  OK: 'Oklahoma',
+  OR: 'Oregon',
+  PA: 'Pennsylvania',
+  RI: 'Rhode Island',
+  SC: 'South Carolina',
+  SD: 'South Dakota',
+  TN: 'Tennessee',
+  TX: 'Texas',
+  UT: 'Utah',
+  VT: 'Vermont',
+  VA: 'Virginia',
+  WA: 'Washington',
+  WV: 'West Virginia',
+  WI: 'Wisconsin',
+  WY: 'Wyoming',
 };
 const STATE_NAMES = new Set(Object.values(US_STATES));
 
@@ -164,10 +207,9 @@ function reaches(ctx: Ctx, accountId: number): boolean {
  * purged). Any other id, the HQ's own included, is a 404 that says nothing more.
  */
 function subaccountOf(ctx: Ctx, subaccountId: number): AccountRow {
-  const row = stmt(ctx.db, 'SELECT * FROM accounts WHERE account_id = ? AND parent_account_id = ?').get(
-    subaccountId,
-    ctx.accountId,
-  ) as AccountRow | undefined;
+  const row = stmt(ctx.db, 'SELECT * FROM accounts WHERE account_id = ? AND parent_account_id = ?').get(subaccountId, ctx.accountId) as
+    | AccountRow
+    | undefined;
   if (!row || row.purged_at !== null || !reaches(ctx, subaccountId)) throw notFound(`subaccount ${subaccountId} not found`);
   return row;
 }
@@ -175,7 +217,10 @@ function subaccountOf(ctx: Ctx, subaccountId: number): AccountRow {
 function checkAddress(input: SubaccountInput): void {
   const { account_rsvp_country: country, account_rsvp_state: state, account_rsvp_province: province } = input;
   if (input.account_timezone !== undefined && !isTimezone(input.account_timezone))
-    throw fail('account_timezone', `"${input.account_timezone}" is not a tz database time zone name (e.g. America/New_York, Europe/Oslo, UTC)`);
+    throw fail(
+      'account_timezone',
+      `"${input.account_timezone}" is not a tz database time zone name (e.g. America/New_York, Europe/Oslo, UTC)`,
+    );
   if (state !== undefined && !isUsState(state))
     throw fail(
       'account_rsvp_state',
@@ -184,7 +229,10 @@ function checkAddress(input: SubaccountInput): void {
   if (country === undefined) return;
   const code = countryCode(country);
   if (!code)
-    throw fail('account_rsvp_country', `"${country}" is not a country: give its 2-letter ISO code (e.g. US, NO) or its capitalized English name (e.g. Norway)`);
+    throw fail(
+      'account_rsvp_country',
+      `"${country}" is not a country: give its 2-letter ISO code (e.g. US, NO) or its capitalized English name (e.g. Norway)`,
+    );
   if (!input.account_rsvp_city) throw fail('account_rsvp_city', 'is required when account_rsvp_country is given');
   if (code === 'US') {
     if (province !== undefined) throw fail('account_rsvp_province', 'is for addresses outside the US; give account_rsvp_state');
@@ -200,7 +248,13 @@ const toListItem = (r: AccountRow): SubaccountListItem => ({
 });
 
 function toRecord(r: AccountRow): SubaccountRecord {
-  const out: SubaccountRecord = { ...toListItem(r), parent_account_id: r.parent_account_id!, created_at: r.created_at, retired_at: r.retired_at, purge_after: r.purge_after };
+  const out: SubaccountRecord = {
+    ...toListItem(r),
+    parent_account_id: r.parent_account_id!,
+    created_at: r.created_at,
+    retired_at: r.retired_at,
+    purge_after: r.purge_after,
+  };
   for (const k of TEXT_SETTINGS) out[k] = r[k] ?? null;
   for (const k of FLAG_SETTINGS) out[k] = r[k] === null || r[k] === undefined ? null : r[k] === 1;
   return out;
@@ -303,7 +357,9 @@ function listFor(ctx: Ctx, user: { user_id: number; role: string }, filter: List
   const who = user.role === 'owner' ? undefined : user.user_id;
   if (count) {
     const { sql, params } = subaccountsQuery(ctx, who, filter, 'COUNT(*)');
-    return stmt(ctx.db, sql).pluck().get(...params) as number;
+    return stmt(ctx.db, sql)
+      .pluck()
+      .get(...params) as number;
   }
   const { limit, offset } = windowOf(filter);
   const { sql, params, order } = subaccountsQuery(ctx, who, filter, 'a.account_id, a.account_name, a.account_status');
@@ -337,7 +393,10 @@ export function setAccess(ctx: Ctx, userId: number, accounts: number[]) {
       | { retired_at: string | null }
       | undefined;
     if (!row || row.retired_at !== null || !reaches(ctx, id))
-      throw fail(`accounts[${accounts.indexOf(id)}]`, `the requester has no access to account ${id} (not a live sub-account of this HQ that it reaches)`);
+      throw fail(
+        `accounts[${accounts.indexOf(id)}]`,
+        `the requester has no access to account ${id} (not a live sub-account of this HQ that it reaches)`,
+      );
   }
   inTransaction(ctx.db, () => {
     stmt(ctx.db, 'DELETE FROM user_account_access WHERE user_id = ?').run(userId);
@@ -390,7 +449,9 @@ interface TableInfo {
 
 function computePurgeTasks(db: Db): PurgeTask[] {
   const names = db
-    .prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> 'accounts' ORDER BY name`)
+    .prepare(
+      `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> 'accounts' ORDER BY name`,
+    )
     .pluck()
     .all() as string[];
   const tables: TableInfo[] = names.map((name) => {
@@ -426,8 +487,7 @@ function computePurgeTasks(db: Db): PurgeTask[] {
     if (ownedNames.has(t.name)) continue;
     const links = new Map<string, string>(); // column → owner table
     for (const c of t.columns) if (byKey.has(c.name)) links.set(c.name, byKey.get(c.name)!);
-    for (const fk of t.fks)
-      if (keys.has(fk.table) && (fk.to === null || fk.to === keys.get(fk.table))) links.set(fk.from, fk.table);
+    for (const fk of t.fks) if (keys.has(fk.table) && (fk.to === null || fk.to === keys.get(fk.table))) links.set(fk.from, fk.table);
     // One NOT NULL link names every row (all of a row's links are the same account's),
     // an indexed one if there is (an unindexed one is a scan of the table a step);
     // a nullable link may be empty, so each of those goes too.
@@ -500,7 +560,9 @@ function purgeStep(db: Db, clock: Clock, due: DuePurge): boolean {
   const advance = () => (next = index + 1 < tasks.length ? { task: tasks[index + 1].name, cursor: null } : { task: null, cursor: null });
   if (!task) advance();
   else if (task.kind === 'unlink') {
-    const unlink = db.prepare(`UPDATE ${q(task.table)} SET ${q(task.column)} = NULL WHERE account_id = ? AND ${q(task.column)} IS NOT NULL ${LIMIT_BOUND}`);
+    const unlink = db.prepare(
+      `UPDATE ${q(task.table)} SET ${q(task.column)} = NULL WHERE account_id = ? AND ${q(task.column)} IS NOT NULL ${LIMIT_BOUND}`,
+    );
     if (boundedStep((limit) => unlink.run(id, limit).changes)) advance();
   } else if (task.kind === 'own') {
     const remove = db.prepare(`DELETE FROM ${q(task.table)} WHERE account_id = ? ${LIMIT_BOUND}`);
@@ -510,11 +572,15 @@ function purgeStep(db: Db, clock: Clock, due: DuePurge): boolean {
     // moves forward, a span of rowids a step (NOT INDEXED: a rowid range, never an
     // index of the whole account), so the purge reads the owner table's range once.
     const [key, owner] = [q(task.key), q(task.owner)];
-    const from = due.purge_cursor ?? ((db.prepare(`SELECT min(${key}) FROM ${owner} WHERE account_id = ?`).pluck().get(id) as number | null) ?? 0);
+    const from =
+      due.purge_cursor ?? (db.prepare(`SELECT min(${key}) FROM ${owner} WHERE account_id = ?`).pluck().get(id) as number | null) ?? 0;
     const chunk = `SELECT ${key} FROM ${owner} NOT INDEXED WHERE ${key} >= ? AND ${key} < ? AND account_id = ? ORDER BY ${key} LIMIT ${PURGE_KEYS_PER_STEP}`;
     const remove = db.prepare(`DELETE FROM ${q(task.table)} WHERE ${q(task.column)} IN (${chunk}) ${LIMIT_BOUND}`);
     if (boundedStep((limit) => remove.run(from, from + PURGE_KEY_SPAN, id, limit).changes)) {
-      const keys = db.prepare(chunk).pluck().all(from, from + PURGE_KEY_SPAN, id) as number[];
+      const keys = db
+        .prepare(chunk)
+        .pluck()
+        .all(from, from + PURGE_KEY_SPAN, id) as number[];
       const cursor = keys.length === PURGE_KEYS_PER_STEP ? keys[keys.length - 1] + 1 : from + PURGE_KEY_SPAN;
       const last = db.prepare(`SELECT max(${key}) FROM ${owner}`).pluck().get() as number | null;
       if (last === null || cursor > last) advance();

@@ -79,29 +79,26 @@ export interface SubscriptionListQuery {
 export function listSubscriptions(ctx: Ctx, q: SubscriptionListQuery = {}): SubscriptionRecord[] {
   const deleted = q.deleted_only ? 's.deleted_at IS NOT NULL' : q.include_deleted ? '1' : 's.deleted_at IS NULL';
   return (
-    stmt(
-      ctx.db,
-      `${SUBSCRIPTION_SELECT} WHERE s.account_id = ? AND ${deleted} ORDER BY s.subscription_id`,
-    ).all(ctx.accountId) as SubscriptionRow[]
+    stmt(ctx.db, `${SUBSCRIPTION_SELECT} WHERE s.account_id = ? AND ${deleted} ORDER BY s.subscription_id`).all(
+      ctx.accountId,
+    ) as SubscriptionRow[]
   ).map(toRecord);
 }
 
 /** A subscription of the account, deleted ones included (their deleted_at says so). */
 export function getSubscription(ctx: Ctx, subscriptionId: number): SubscriptionRecord {
-  const row = stmt(
-    ctx.db,
-    `${SUBSCRIPTION_SELECT} WHERE s.account_id = ? AND s.subscription_id = ?`,
-  ).get(ctx.accountId, subscriptionId) as SubscriptionRow | undefined;
+  const row = stmt(ctx.db, `${SUBSCRIPTION_SELECT} WHERE s.account_id = ? AND s.subscription_id = ?`).get(ctx.accountId, subscriptionId) as
+    | SubscriptionRow
+    | undefined;
   if (!row) throw notFound(`subscription ${subscriptionId} not found`);
   return toRecord(row);
 }
 
 /** The row of a subscription that may still change: a deleted one answers 404. */
 function liveRow(ctx: Ctx, subscriptionId: number): SubscriptionRow {
-  const row = stmt(ctx.db, 'SELECT * FROM subscriptions WHERE account_id = ? AND subscription_id = ?').get(
-    ctx.accountId,
-    subscriptionId,
-  ) as SubscriptionRow | undefined;
+  const row = stmt(ctx.db, 'SELECT * FROM subscriptions WHERE account_id = ? AND subscription_id = ?').get(ctx.accountId, subscriptionId) as
+    | SubscriptionRow
+    | undefined;
   if (!row) throw notFound(`subscription ${subscriptionId} not found`);
   if (row.deleted_at) throw notFound(`subscription ${subscriptionId} not found (it was deleted)`);
   return row;
@@ -210,8 +207,7 @@ export function updateSubscription(ctx: Ctx, subscriptionId: number, input: Subs
       if (name !== row.subscription_name) cols.subscription_name = name;
     }
     if (input.description !== undefined && input.description !== row.description) cols.description = input.description;
-    if (input.settings !== undefined && settingsText(input.settings) !== row.settings)
-      cols.settings = settingsText(input.settings);
+    if (input.settings !== undefined && settingsText(input.settings) !== row.settings) cols.settings = settingsText(input.settings);
     if (input.subscription_order !== undefined && input.subscription_order !== row.subscription_order)
       cols.subscription_order = input.subscription_order;
     if (Object.keys(cols).length) {
@@ -235,11 +231,7 @@ export function deleteSubscription(ctx: Ctx, subscriptionId: number): Subscripti
     const current = getSubscription(ctx, subscriptionId);
     if (current.deleted_at) return current;
     const now = stamp(ctx.clock.now());
-    stmt(ctx.db, 'UPDATE subscriptions SET deleted_at = ?, modified_at = ? WHERE subscription_id = ?').run(
-      now,
-      now,
-      subscriptionId,
-    );
+    stmt(ctx.db, 'UPDATE subscriptions SET deleted_at = ?, modified_at = ? WHERE subscription_id = ?').run(now, now, subscriptionId);
     return getSubscription(ctx, subscriptionId);
   });
 }
@@ -324,7 +316,8 @@ export function optOutMember(ctx: Ctx, subscriptionId: number, memberId: number)
        ON CONFLICT (subscription_id, member_id) DO UPDATE SET status = 'opted_out', opted_out_at = excluded.opted_out_at
         WHERE status <> 'opted_out'`,
     ).run(subscriptionId, memberId, stamp(ctx.clock.now())).changes;
-    if (changed) emitEvent(ctx, 'member_optout', () => ({ mailing_id: null, subscription_id: subscriptionId, ...memberList(ctx, [memberId]) }));
+    if (changed)
+      emitEvent(ctx, 'member_optout', () => ({ mailing_id: null, subscription_id: subscriptionId, ...memberList(ctx, [memberId]) }));
     return true;
   });
 }
@@ -337,10 +330,7 @@ export function removeMember(ctx: Ctx, subscriptionId: number, memberId: number)
   return inTransaction(ctx.db, () => {
     liveRow(ctx, subscriptionId);
     memberRow(ctx, memberId);
-    stmt(ctx.db, 'DELETE FROM subscription_members WHERE subscription_id = ? AND member_id = ?').run(
-      subscriptionId,
-      memberId,
-    );
+    stmt(ctx.db, 'DELETE FROM subscription_members WHERE subscription_id = ? AND member_id = ?').run(subscriptionId, memberId);
     return true;
   });
 }

@@ -49,10 +49,28 @@ export const WEBHOOK_EVENT_TYPES: readonly { webhook_event_id: number; event_nam
 
 export const EVENT_NAMES = WEBHOOK_EVENT_TYPES.map((e) => e.event_name) as readonly EventName[];
 export type EventName =
-  | 'mailing_finish' | 'mailing_start' | 'member_signup' | 'message_open' | 'message_click' | 'member_optout'
-  | 'message_share' | 'message_share_click' | 'import_finish' | 'member_update' | 'member_delete'
-  | 'member_add_to_group' | 'member_remove_from_group' | 'group_create' | 'group_delete' | 'group_update'
-  | 'member_status_update' | 'message_forward' | 'member_add' | 'field_create' | 'field_delete' | 'field_update';
+  | 'mailing_finish'
+  | 'mailing_start'
+  | 'member_signup'
+  | 'message_open'
+  | 'message_click'
+  | 'member_optout'
+  | 'message_share'
+  | 'message_share_click'
+  | 'import_finish'
+  | 'member_update'
+  | 'member_delete'
+  | 'member_add_to_group'
+  | 'member_remove_from_group'
+  | 'group_create'
+  | 'group_delete'
+  | 'group_update'
+  | 'member_status_update'
+  | 'message_forward'
+  | 'member_add'
+  | 'field_create'
+  | 'field_delete'
+  | 'field_update';
 
 /** What firing needs: the job runner has no request, only a database, a clock and an account. */
 export type EventCtx = Pick<Ctx, 'db' | 'clock' | 'accountId'>;
@@ -62,8 +80,10 @@ export type EventCtx = Pick<Ctx, 'db' | 'clock' | 'accountId'>;
 /** The events the account has at least one webhook for, memoized on writes to webhooks alone. */
 const WANTED_EVENTS = new TableMemo<number, ReadonlySet<string>>('webhook-events', ['webhooks']);
 function wantedEvents(ctx: EventCtx): ReadonlySet<string> {
-  return WANTED_EVENTS.get(ctx.db, ctx.accountId, () =>
-    new Set(stmt(ctx.db, 'SELECT DISTINCT event FROM webhooks WHERE account_id = ?').pluck().all(ctx.accountId) as string[]),
+  return WANTED_EVENTS.get(
+    ctx.db,
+    ctx.accountId,
+    () => new Set(stmt(ctx.db, 'SELECT DISTINCT event FROM webhooks WHERE account_id = ?').pluck().all(ctx.accountId) as string[]),
   );
 }
 
@@ -139,7 +159,10 @@ export function membersWhere(ctx: EventCtx, events: EventName[], where: string, 
     .prepare(`SELECT member_id, email FROM members WHERE account_id = ? AND (${where}) ORDER BY member_id LIMIT ${MAX_LISTED_MEMBERS + 1}`)
     .all(ctx.accountId, ...params) as MemberList['members'];
   if (members.length <= MAX_LISTED_MEMBERS) return { members, member_count: members.length };
-  const count = ctx.db.prepare(`SELECT COUNT(*) FROM members WHERE account_id = ? AND (${where})`).pluck().get(ctx.accountId, ...params) as number;
+  const count = ctx.db
+    .prepare(`SELECT COUNT(*) FROM members WHERE account_id = ? AND (${where})`)
+    .pluck()
+    .get(ctx.accountId, ...params) as number;
   return { members: members.slice(0, MAX_LISTED_MEMBERS), member_count: count };
 }
 
@@ -181,7 +204,11 @@ const RECORD = 'SELECT webhook_id, url, method, event, public_key FROM webhooks'
 
 export function listWebhooks(ctx: Ctx, w: Window = {}): WebhookRecord[] {
   const { limit, offset } = windowOf(w);
-  return stmt(ctx.db, `${RECORD} WHERE account_id = ? ORDER BY webhook_id ${LIMIT_OFFSET}`).all(ctx.accountId, limit, offset) as WebhookRecord[];
+  return stmt(ctx.db, `${RECORD} WHERE account_id = ? ORDER BY webhook_id ${LIMIT_OFFSET}`).all(
+    ctx.accountId,
+    limit,
+    offset,
+  ) as WebhookRecord[];
 }
 
 export function countWebhooks(ctx: Ctx): number {
@@ -224,7 +251,15 @@ export function createWebhook(ctx: Ctx, input: WebhookInput & { url: string; eve
     const id = stmt(
       ctx.db,
       'INSERT INTO webhooks (account_id, url, method, event, public_key, secret, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    ).run(ctx.accountId, input.url, input.method ?? 'POST', input.event, input.public_key ?? null, secret, stamp(ctx.clock.now())).lastInsertRowid;
+    ).run(
+      ctx.accountId,
+      input.url,
+      input.method ?? 'POST',
+      input.event,
+      input.public_key ?? null,
+      secret,
+      stamp(ctx.clock.now()),
+    ).lastInsertRowid;
     return { webhook_id: Number(id), secret };
   });
 }
@@ -328,13 +363,19 @@ function deliveryWhere(ctx: Ctx, q: DeliveryQuery): { where: string; params: unk
 export function listDeliveries(ctx: Ctx, q: DeliveryQuery): (DeliveryRow & { attempt_log: AttemptRow[] })[] {
   const { limit, offset } = windowOf(q);
   const { where, params } = deliveryWhere(ctx, q);
-  const rows = stmt(ctx.db, `${DELIVERY} WHERE ${where} ORDER BY d.delivery_id DESC ${LIMIT_OFFSET}`).all(...params, limit, offset) as DeliveryRow[];
+  const rows = stmt(ctx.db, `${DELIVERY} WHERE ${where} ORDER BY d.delivery_id DESC ${LIMIT_OFFSET}`).all(
+    ...params,
+    limit,
+    offset,
+  ) as DeliveryRow[];
   return rows.map((r) => ({ ...r, attempt_log: attemptsOf(ctx.db, r.delivery_id) }));
 }
 
 export function countDeliveries(ctx: Ctx, q: DeliveryQuery): number {
   const { where, params } = deliveryWhere(ctx, q);
-  return stmt(ctx.db, `SELECT COUNT(*) FROM webhook_deliveries d WHERE ${where}`).pluck().get(...params) as number;
+  return stmt(ctx.db, `SELECT COUNT(*) FROM webhook_deliveries d WHERE ${where}`)
+    .pluck()
+    .get(...params) as number;
 }
 
 function attemptsOf(db: Db, deliveryId: number): AttemptRow[] {
@@ -350,14 +391,18 @@ function attemptsOf(db: Db, deliveryId: number): AttemptRow[] {
  * or was another account's, which this reveals nothing about.
  */
 function missingDelivery(ctx: Ctx, deliveryId: number): string {
-  const through = stmt(ctx.db, 'SELECT pruned_through FROM webhook_retention WHERE account_id = ?').pluck().get(ctx.accountId) as number | undefined;
+  const through = stmt(ctx.db, 'SELECT pruned_through FROM webhook_retention WHERE account_id = ?').pluck().get(ctx.accountId) as
+    | number
+    | undefined;
   if (through !== undefined && deliveryId <= through)
     return `delivery ${deliveryId} is past retention: delivered and failed deliveries are deleted ${WEBHOOK_RETENTION_DAYS} days after they were made, their events with them`;
   return `delivery ${deliveryId} not found`;
 }
 
 export function getDelivery(ctx: Ctx, deliveryId: number): DeliveryRow & { attempt_log: AttemptRow[] } {
-  const row = stmt(ctx.db, `${DELIVERY} WHERE d.account_id = ? AND d.delivery_id = ?`).get(ctx.accountId, deliveryId) as DeliveryRow | undefined;
+  const row = stmt(ctx.db, `${DELIVERY} WHERE d.account_id = ? AND d.delivery_id = ?`).get(ctx.accountId, deliveryId) as
+    | DeliveryRow
+    | undefined;
   if (!row) throw notFound(missingDelivery(ctx, deliveryId));
   return { ...row, attempt_log: attemptsOf(ctx.db, deliveryId) };
 }
@@ -403,7 +448,16 @@ export function samplePayload(event: EventName): object {
     message_share: message,
     message_share_click: message,
     message_forward: { ...message, forwarded_to: ['friend@example.com'] },
-    import_finish: { import_id: 0, import_status: 'o', num_members: 1, num_added: 1, num_updated: 0, num_skipped: 0, num_errors: 0, num_duplicates: 0 },
+    import_finish: {
+      import_id: 0,
+      import_status: 'o',
+      num_members: 1,
+      num_added: 1,
+      num_updated: 0,
+      num_skipped: 0,
+      num_errors: 0,
+      num_duplicates: 0,
+    },
     group_create: { groups: [{ member_group_id: 0, group_name: 'Sample group' }] },
     group_update: { groups: [{ member_group_id: 0, group_name: 'Sample group' }] },
     group_delete: { groups: [{ member_group_id: 0, group_name: 'Sample group' }] },
@@ -418,7 +472,8 @@ export function samplePayload(event: EventName): object {
 export function triggerSample(ctx: Ctx, event: EventName): { event_id: number | null; deliveries: number } {
   return inTransaction(ctx.db, () => {
     const eventId = emitEvent(ctx, event, samplePayload(event));
-    const deliveries = eventId === null ? 0 : (stmt(ctx.db, 'SELECT COUNT(*) FROM webhook_deliveries WHERE event_id = ?').pluck().get(eventId) as number);
+    const deliveries =
+      eventId === null ? 0 : (stmt(ctx.db, 'SELECT COUNT(*) FROM webhook_deliveries WHERE event_id = ?').pluck().get(eventId) as number);
     return { event_id: eventId, deliveries };
   });
 }
@@ -429,7 +484,7 @@ export function triggerSample(ctx: Ctx, event: EventName): { event_id: number | 
  */
 export function anyDeliveryDue(db: Db, clock: Clock): boolean {
   return (
-    stmt(db, "SELECT 1 FROM webhook_deliveries WHERE status = 'p' AND next_attempt_at <= ? LIMIT 1").get(stamp(clock.now())) !== undefined ||
-    stmt(db, 'SELECT 1 FROM webhook_deliveries WHERE lease_pid IS NOT NULL LIMIT 1').get() !== undefined
+    stmt(db, "SELECT 1 FROM webhook_deliveries WHERE status = 'p' AND next_attempt_at <= ? LIMIT 1").get(stamp(clock.now())) !==
+      undefined || stmt(db, 'SELECT 1 FROM webhook_deliveries WHERE lease_pid IS NOT NULL LIMIT 1').get() !== undefined
   );
 }

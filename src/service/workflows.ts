@@ -74,7 +74,11 @@ export function getWorkflow(ctx: Ctx, workflowId: number): WorkflowRecord {
 export function listWorkflows(ctx: Ctx, w: Window = {}): WorkflowRecord[] {
   const { limit, offset } = windowOf(w);
   return (
-    stmt(ctx.db, `SELECT * FROM workflows WHERE account_id = ? ORDER BY workflow_id ${LIMIT_OFFSET}`).all(ctx.accountId, limit, offset) as WorkflowRow[]
+    stmt(ctx.db, `SELECT * FROM workflows WHERE account_id = ? ORDER BY workflow_id ${LIMIT_OFFSET}`).all(
+      ctx.accountId,
+      limit,
+      offset,
+    ) as WorkflowRow[]
   ).map(toRecord);
 }
 
@@ -102,7 +106,8 @@ function checkMatch(match: unknown): Record<string, Scalar> {
 const PATH = /^[^.]+(\.[^.]+)*$/;
 
 function checkPath(v: unknown, path: string): string {
-  if (typeof v !== 'string' || !PATH.test(v)) throw fail(path, 'must be a key of the payload, dotted for nested objects (e.g. order.total)');
+  if (typeof v !== 'string' || !PATH.test(v))
+    throw fail(path, 'must be a key of the payload, dotted for nested objects (e.g. order.total)');
   return v;
 }
 
@@ -112,7 +117,8 @@ function checkId(v: unknown, path: string): number {
 }
 
 function checkKeys(a: Record<string, unknown>, allowed: string[], path: string) {
-  for (const k of Object.keys(a)) if (!allowed.includes(k)) throw fail(`${path}.${k}`, `unknown parameter (expected one of: ${allowed.join(', ')})`);
+  for (const k of Object.keys(a))
+    if (!allowed.includes(k)) throw fail(`${path}.${k}`, `unknown parameter (expected one of: ${allowed.join(', ')})`);
 }
 
 /** Checks each action against the account: its groups, types, fields and mailings must exist. */
@@ -248,21 +254,20 @@ export function workflowRuns(ctx: Ctx, workflowId: number, w: Window = {}): RunR
   const { limit, offset } = windowOf(w);
   getWorkflow(ctx, workflowId);
   return (
-    stmt(ctx.db, `SELECT run_id, workflow_id, inbound_id, member_id, ran_at, actions FROM workflow_runs WHERE workflow_id = ? ORDER BY run_id ${LIMIT_OFFSET}`).all(
-      workflowId,
-      limit,
-      offset,
-    ) as (Omit<RunRecord, 'actions'> & { actions: string })[]
+    stmt(
+      ctx.db,
+      `SELECT run_id, workflow_id, inbound_id, member_id, ran_at, actions FROM workflow_runs WHERE workflow_id = ? ORDER BY run_id ${LIMIT_OFFSET}`,
+    ).all(workflowId, limit, offset) as (Omit<RunRecord, 'actions'> & { actions: string })[]
   ).map((r) => ({ ...r, actions: JSON.parse(r.actions) }));
 }
 
 /** The runs an inbound event made (a handful: one per workflow it matched). */
 export function inboundRuns(ctx: Ctx, inboundId: number): RunRecord[] {
   return (
-    stmt(ctx.db, 'SELECT run_id, workflow_id, inbound_id, member_id, ran_at, actions FROM workflow_runs WHERE inbound_id = ? AND account_id = ? ORDER BY run_id').all(
-      inboundId,
-      ctx.accountId,
-    ) as (Omit<RunRecord, 'actions'> & { actions: string })[]
+    stmt(
+      ctx.db,
+      'SELECT run_id, workflow_id, inbound_id, member_id, ran_at, actions FROM workflow_runs WHERE inbound_id = ? AND account_id = ? ORDER BY run_id',
+    ).all(inboundId, ctx.accountId) as (Omit<RunRecord, 'actions'> & { actions: string })[]
   ).map((r) => ({ ...r, actions: JSON.parse(r.actions) }));
 }
 
@@ -411,7 +416,11 @@ export function listInbound(ctx: Ctx, q: Window & { outcome?: Outcome | typeof Q
   const { limit, offset } = windowOf(q);
   const rows =
     q.outcome === undefined
-      ? stmt(ctx.db, `SELECT * FROM inbound_events WHERE account_id = ? ORDER BY inbound_id ${LIMIT_OFFSET}`).all(ctx.accountId, limit, offset)
+      ? stmt(ctx.db, `SELECT * FROM inbound_events WHERE account_id = ? ORDER BY inbound_id ${LIMIT_OFFSET}`).all(
+          ctx.accountId,
+          limit,
+          offset,
+        )
       : q.outcome === QUEUED
         ? stmt(ctx.db, `SELECT * FROM inbound_events WHERE account_id = ? AND outcome IS NULL ORDER BY inbound_id ${LIMIT_OFFSET}`).all(
             ctx.accountId,
@@ -431,7 +440,9 @@ export function listInbound(ctx: Ctx, q: Window & { outcome?: Outcome | typeof Q
 export function countInbound(ctx: Ctx, outcome?: Outcome | typeof QUEUED): number {
   return outcome === undefined
     ? (stmt(ctx.db, 'SELECT ifnull(sum(n), 0) FROM inbound_counts WHERE account_id = ?').pluck().get(ctx.accountId) as number)
-    : ((stmt(ctx.db, 'SELECT n FROM inbound_counts WHERE account_id = ? AND outcome = ?').pluck().get(ctx.accountId, outcome) as number | undefined) ?? 0);
+    : ((stmt(ctx.db, 'SELECT n FROM inbound_counts WHERE account_id = ? AND outcome = ?').pluck().get(ctx.accountId, outcome) as
+        | number
+        | undefined) ?? 0);
 }
 
 export function getInbound(ctx: Ctx, inboundId: number): InboundRecord {
@@ -444,7 +455,9 @@ export function getInbound(ctx: Ctx, inboundId: number): InboundRecord {
 
 // ---------------------------------------------------------------- processing
 
-export type ActionResult = { type: Action['type']; ok: true; [detail: string]: unknown } | { type: Action['type']; ok: false; error: string };
+export type ActionResult =
+  | { type: Action['type']; ok: true; [detail: string]: unknown }
+  | { type: Action['type']; ok: false; error: string };
 
 /** Workflows act for the account itself, not for a user. */
 const workflowActor = (accountId: number): Actor => ({
@@ -463,7 +476,15 @@ function money(v: unknown): number {
   return 0;
 }
 
-function recordAction(ctx: Ctx, kind: Kind, typeId: number, valueFrom: string | undefined, memberId: number, inboundId: number, payload: unknown) {
+function recordAction(
+  ctx: Ctx,
+  kind: Kind,
+  typeId: number,
+  valueFrom: string | undefined,
+  memberId: number,
+  inboundId: number,
+  payload: unknown,
+) {
   if (!typeExists(ctx, kind, typeId)) throw notFound(`${kind.noun} type ${typeId} not found`);
   const now = stamp(ctx.clock.now());
   const id = insertRecord(ctx, kind, {
@@ -544,7 +565,10 @@ export function advanceInbound(db: Db, clock: Clock, budgetMs: number): boolean 
   // Answering "nothing left" while waiting: the runner looks again in a moment, not in a busy loop.
   if (waitingOutBurst(db)) return false;
   const started = Date.now();
-  const next = stmt(db, `SELECT inbound_id, account_id, email, payload FROM inbound_events WHERE status = 'q' ORDER BY inbound_id LIMIT ${BATCH}`);
+  const next = stmt(
+    db,
+    `SELECT inbound_id, account_id, email, payload FROM inbound_events WHERE status = 'q' ORDER BY inbound_id LIMIT ${BATCH}`,
+  );
   for (;;) {
     const left = inTransaction(db, () => {
       // Read inside the write transaction: another process waits for it and then sees
@@ -586,13 +610,10 @@ function processOne(
 ) {
   const now = stamp(clock.now());
   const mark = (outcome: Outcome, memberId: number | null, workflowIds: number[] | null) => {
-    stmt(db, "UPDATE inbound_events SET status = 'o', processed_at = ?, outcome = ?, member_id = ?, workflow_ids = ? WHERE inbound_id = ?").run(
-      now,
-      outcome,
-      memberId,
-      workflowIds ? JSON.stringify(workflowIds) : null,
-      event.inbound_id,
-    );
+    stmt(
+      db,
+      "UPDATE inbound_events SET status = 'o', processed_at = ?, outcome = ?, member_id = ?, workflow_ids = ? WHERE inbound_id = ?",
+    ).run(now, outcome, memberId, workflowIds ? JSON.stringify(workflowIds) : null, event.inbound_id);
   };
   // The spec's four rules; the fourth (the size) was checked when the event was accepted.
   if (!isEmail(event.email)) return mark('invalid email', null, null);
@@ -606,7 +627,10 @@ function processOne(
   const matching = matchersOf(db, event.account_id, cache).filter((w) => w.pairs.every(([key, value]) => valueAt(payload, key) === value));
   if (!matching.length) return mark('no workflow matched', member.member_id, null);
   const ctx: Ctx = { db, clock, actor: workflowActor(event.account_id), accountId: event.account_id };
-  const insertRun = stmt(db, 'INSERT INTO workflow_runs (workflow_id, account_id, inbound_id, member_id, ran_at, actions) VALUES (?, ?, ?, ?, ?, ?)');
+  const insertRun = stmt(
+    db,
+    'INSERT INTO workflow_runs (workflow_id, account_id, inbound_id, member_id, ran_at, actions) VALUES (?, ?, ?, ?, ?, ?)',
+  );
   for (const w of matching) {
     const results = w.actions.map((a) => runAction(ctx, a, member.member_id, event.inbound_id, payload));
     insertRun.run(w.workflow_id, event.account_id, event.inbound_id, member.member_id, now, JSON.stringify(results));

@@ -142,11 +142,19 @@ export function recountAll(db: Db): void {
  */
 export function countRestored(db: Db, ids: string): void {
   for (const [table, key, rows] of [
-    ['member_counts', 'account_id', `SELECT account_id, member_status_id, COUNT(*) AS k FROM members
-                                      WHERE member_id IN (SELECT value FROM json_each(@ids)) GROUP BY 1, 2`],
-    ['group_counts', 'member_group_id', `SELECT gm.member_group_id, m.member_status_id, COUNT(*) AS k
+    [
+      'member_counts',
+      'account_id',
+      `SELECT account_id, member_status_id, COUNT(*) AS k FROM members
+                                      WHERE member_id IN (SELECT value FROM json_each(@ids)) GROUP BY 1, 2`,
+    ],
+    [
+      'group_counts',
+      'member_group_id',
+      `SELECT gm.member_group_id, m.member_status_id, COUNT(*) AS k
                                            FROM members m JOIN group_members gm ON gm.member_id = m.member_id
-                                          WHERE m.member_id IN (SELECT value FROM json_each(@ids)) GROUP BY 1, 2`],
+                                          WHERE m.member_id IN (SELECT value FROM json_each(@ids)) GROUP BY 1, 2`,
+    ],
   ] as const) {
     stmt(
       db,

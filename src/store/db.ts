@@ -72,7 +72,10 @@ function createPrivate(file: string) {
 export function openDb(file: string, opts: OpenOptions = {}): Db {
   const trace = opts.trace ?? sqlLogFromEnv();
   createPrivate(file);
-  const db = new Database(file, { ...(NATIVE_BINDING ? { nativeBinding: NATIVE_BINDING } : {}), ...(trace ? { verbose: (sql?: unknown) => trace(String(sql)) } : {}) });
+  const db = new Database(file, {
+    ...(NATIVE_BINDING ? { nativeBinding: NATIVE_BINDING } : {}),
+    ...(trace ? { verbose: (sql?: unknown) => trace(String(sql)) } : {}),
+  });
   db.pragma('busy_timeout = 10000');
   useWal(db);
   db.pragma('foreign_keys = ON');
@@ -111,7 +114,7 @@ function useWal(db: Db) {
 /** Applies the migrations not yet recorded in schema_migrations, in order, each in its own transaction. */
 export function migrate(db: Db): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)');
-  const applied = () => new Set((db.prepare('SELECT name FROM schema_migrations').pluck().all() as string[]));
+  const applied = () => new Set(db.prepare('SELECT name FROM schema_migrations').pluck().all() as string[]);
   // Read once: every command opens the database, and this is all an up-to-date one costs.
   const before = applied();
   if (MIGRATIONS.every((m) => before.has(m.name))) return;

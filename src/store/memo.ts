@@ -109,7 +109,8 @@ export function watchTables(db: Db, tables: readonly string[]): void {
     tables
       .flatMap((t) =>
         ['INSERT', 'UPDATE', 'DELETE'].map(
-          (op) => `CREATE TEMP TRIGGER IF NOT EXISTS memo_${t}_${op.toLowerCase()} AFTER ${op} ON main.${t} BEGIN SELECT amsg_table_written('${t}'); END;`,
+          (op) =>
+            `CREATE TEMP TRIGGER IF NOT EXISTS memo_${t}_${op.toLowerCase()} AFTER ${op} ON main.${t} BEGIN SELECT amsg_table_written('${t}'); END;`,
         ),
       )
       .join('\n'),

@@ -23,7 +23,14 @@ afterEach(() => s.close());
 
 const HTML = '<p>Sale</p><a href="[% optout_url %]">opt out</a>';
 const TEXT = 'Sale. Opt out: [% optout_url %]';
-const mailing = (over: Record<string, unknown>) => ({ name: 'N', subject: 'S', sender: 's@x.org', html_body: HTML, plaintext: TEXT, ...over });
+const mailing = (over: Record<string, unknown>) => ({
+  name: 'N',
+  subject: 'S',
+  sender: 's@x.org',
+  html_body: HTML,
+  plaintext: TEXT,
+  ...over,
+});
 
 const runJobs = () => {
   for (let i = 0; i < 1000 && advanceJobs(s.db, s.clock, 1_000); i++);
@@ -66,7 +73,9 @@ describe('a JSON null body, or an empty one, is {}', () => {
     expect((await getMember(s, id)).fields).toEqual({});
     expect(await s.call('POST', `/1/fields/${field}/clear`, { rawBody: '' })).toEqual({ status: 200, body: true });
     // The local transport hands the value over as it is: null is {} there too.
-    expect((await s.router.handle({ method: 'POST', path: `/1/fields/${field}/clear`, query: {}, json: null, actor: s.actor })).status).toBe(200);
+    expect(
+      (await s.router.handle({ method: 'POST', path: `/1/fields/${field}/clear`, query: {}, json: null, actor: s.actor })).status,
+    ).toBe(200);
   });
 });
 
@@ -103,7 +112,9 @@ describe('parameters an operation does not know', () => {
     expect((await getMember(s, id)).email).toBe('b@x.org');
     const bulk = await raw('POST', '/1/members', { body: { members: [{ email: 'c@x.org' }], filename: 'list.csv' } });
     expect([bulk.status, bulk.headers[IGNORED_HEADER]]).toEqual([200, 'filename']);
-    const parent = await ok(s, 'POST', '/1/mailings', { body: { name: 'T', subject: 'S', sender: 's@x.org', html_body: '<p>x</p>', status: 'u' } });
+    const parent = await ok(s, 'POST', '/1/mailings', {
+      body: { name: 'T', subject: 'S', sender: 's@x.org', html_body: '<p>x</p>', status: 'u' },
+    });
     const trigger = await ok(s, 'POST', '/1/triggers', { body: { name: 'Signup', parent_mailing_id: parent.mailing_id, event_type: 's' } });
     expect(await raw('PUT', `/1/triggers/${trigger}`, { body: { name: 'Renamed', event_type: 's' } })).toEqual({
       status: 200,
@@ -111,7 +122,10 @@ describe('parameters an operation does not know', () => {
       headers: { [IGNORED_HEADER]: 'event_type' },
     });
     // Nested and query keys are named by their path; an answer with nothing ignored has no header.
-    const nested = await raw('POST', '/1/members/add', { query: { verbose: '1' }, body: { email: 'd@x.org', sms: { phone_number: '+4722334455', carrier: 'x' } } });
+    const nested = await raw('POST', '/1/members/add', {
+      query: { verbose: '1' },
+      body: { email: 'd@x.org', sms: { phone_number: '+4722334455', carrier: 'x' } },
+    });
     expect([nested.status, nested.headers[IGNORED_HEADER]]).toEqual([200, 'verbose, sms.carrier']);
     expect((await raw('GET', '/1/members')).headers).toEqual({});
     // An error answer names them too (a typo may be why it failed).
@@ -135,7 +149,8 @@ describe('parameters an operation does not know', () => {
       expect(await strict.call('PUT', `/1/members/${id}`, { body: { member_id: id } })).toEqual({
         status: 400,
         body: {
-          error: 'member_id: unknown parameter (expected one of: email, phone_number, status_to, fields, sms, field_triggers, subscriber_consent_tracking)',
+          error:
+            'member_id: unknown parameter (expected one of: email, phone_number, status_to, fields, sms, field_triggers, subscriber_consent_tracking)',
           field: 'member_id',
         },
       });
@@ -155,19 +170,32 @@ describe('parameters an operation does not know', () => {
     const strict = await startServer({ db, clock, port: 0, strict: true, log: (line) => log.push(line) });
     try {
       const put = (base: string) =>
-        fetch(`${base}/1/members/add`, { method: 'POST', headers: { authorization: auth }, body: JSON.stringify({ email: 'a@x.org', member_id: 7 }) });
+        fetch(`${base}/1/members/add`, {
+          method: 'POST',
+          headers: { authorization: auth },
+          body: JSON.stringify({ email: 'a@x.org', member_id: 7 }),
+        });
       const res = await put(lenient.url);
-      expect([res.status, res.headers.get(IGNORED_HEADER), await res.json()]).toEqual([200, 'member_id', { member_id: 1, added: true, status: 'a' }]);
+      expect([res.status, res.headers.get(IGNORED_HEADER), await res.json()]).toEqual([
+        200,
+        'member_id',
+        { member_id: 1, added: true, status: 'a' },
+      ]);
       expect(log).toEqual(['POST /1/members/add: ignored unknown parameters member_id (amsg serve --strict refuses them)']);
       const refused = await put(strict.url);
       expect([refused.status, refused.headers.get(IGNORED_HEADER), (await refused.json()).field]).toEqual([400, null, 'member_id']);
       expect(log).toHaveLength(1);
       // import_ids=1&import_ids=2, as Python's requests writes a list, is one list.
       for (let i = 0; i < 2; i++)
-        await fetch(`${lenient.url}/1/members/imports`, { method: 'POST', headers: { authorization: auth }, body: '{}' }).then((r) => r.json());
+        await fetch(`${lenient.url}/1/members/imports`, { method: 'POST', headers: { authorization: auth }, body: '{}' }).then((r) =>
+          r.json(),
+        );
       for (const id of [1, 2])
         await fetch(`${lenient.url}/1/members/imports/${id}/finish`, { method: 'POST', headers: { authorization: auth }, body: '{}' });
-      const deleted = await fetch(`${lenient.url}/1/members/imports/delete?import_ids=1&import_ids=2`, { method: 'DELETE', headers: { authorization: auth } });
+      const deleted = await fetch(`${lenient.url}/1/members/imports/delete?import_ids=1&import_ids=2`, {
+        method: 'DELETE',
+        headers: { authorization: auth },
+      });
       expect([deleted.status, await deleted.json()]).toEqual([200, true]);
       const list = await fetch(`${lenient.url}/1/members/imports`, { headers: { authorization: auth } });
       expect(await list.json()).toEqual([]);
@@ -184,7 +212,12 @@ describe('member values nested under fields in the bulk POST /members', () => {
   it('are taken as the flat form of the spec is', async () => {
     await createField(s, { shortcut_name: 'first_name', field_type: 'text' });
     const { import_id } = await ok(s, 'POST', '/1/members', {
-      body: { members: [{ email: 'a@x.org', fields: { first_name: 'Ann' } }, { email: 'b@x.org', first_name: 'Bob' }] },
+      body: {
+        members: [
+          { email: 'a@x.org', fields: { first_name: 'Ann' } },
+          { email: 'b@x.org', first_name: 'Bob' },
+        ],
+      },
     });
     runJobs();
     expect(await ok(s, 'GET', `/1/members/imports/${import_id}`)).toMatchObject({ status: 'o', num_members_added: 2, num_errors: 0 });
@@ -221,7 +254,10 @@ describe('DELETE /members/imports/delete?import_ids=…', () => {
       body: { error: `import_ids: import ${one}, ${two} is still running; delete it once it has finished`, field: 'import_ids' },
     });
     runJobs();
-    expect(await s.call('DELETE', '/1/members/imports/delete', { query: { import_ids: `${one},${two}` } })).toEqual({ status: 200, body: true });
+    expect(await s.call('DELETE', '/1/members/imports/delete', { query: { import_ids: `${one},${two}` } })).toEqual({
+      status: 200,
+      body: true,
+    });
     expect((await ok(s, 'GET', '/1/members/imports')).map((i: { import_id: number }) => i.import_id)).toEqual([three]);
     expect((await s.call('GET', `/1/members/imports/${one}`)).status).toBe(404);
     expect(countRows(s, 'members')).toBe(3);
@@ -271,7 +307,10 @@ describe('answer shapes that clients parse', () => {
   it('GET /members/{id}/optout lists an opt-out made without a mailing with mailing_id null', async () => {
     const id = await addMember(s, 'a@x.org');
     await setStatus(s, [id], 'o');
-    expect(await s.call('GET', `/1/members/${id}/optout`)).toEqual({ status: 200, body: [{ timestamp: '@D:2026-03-04T05:06:07', mailing_id: null }] });
+    expect(await s.call('GET', `/1/members/${id}/optout`)).toEqual({
+      status: 200,
+      body: [{ timestamp: '@D:2026-03-04T05:06:07', mailing_id: null }],
+    });
   });
 
   it('POST /members/purge: an unknown id is a 400 (the spec lists only 400), erasing nothing', async () => {

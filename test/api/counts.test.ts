@@ -200,7 +200,9 @@ describe.each([
     expectCountsTrue(s);
 
     // Status changes and archives between the imports, through the services.
-    const [first, second, third] = (await ok(s, 'GET', '/1/members', { query: { end: '3' } })).map((m: { member_id: number }) => m.member_id);
+    const [first, second, third] = (await ok(s, 'GET', '/1/members', { query: { end: '3' } })).map(
+      (m: { member_id: number }) => m.member_id,
+    );
     await setStatus(s, [first], 'o');
     await ok(s, 'PUT', '/1/members/delete', { body: { member_ids: [second, third] } });
     expect(await groupCounts(s, even)).toEqual([123, 0, 1]);
@@ -221,7 +223,13 @@ describe.each([
     const [vip] = await createGroups(s, 'VIP');
     const archived = await addMember(s, 'gone@example.com', { group_ids: [vip] });
     await ok(s, 'DELETE', `/1/members/${archived}`);
-    await importRows([['a@example.com', ''], ['b@example.com', 'VIP']], { group_ids: [vip] });
+    await importRows(
+      [
+        ['a@example.com', ''],
+        ['b@example.com', 'VIP'],
+      ],
+      { group_ids: [vip] },
+    );
     expect(await groupCounts(s, vip)).toEqual([2, 0, 0]);
     expect(await memberCount(s, { deleted_only: 'true' })).toBe(1);
     expectCountsTrue(s);

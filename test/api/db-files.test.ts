@@ -34,17 +34,20 @@ describe('a purge erases the bytes (secure_delete)', () => {
 
   it('after a purge, neither the database file nor its WAL holds the addresses or field values, one member or many (whole pages freed)', async () => {
     await createField(s, { shortcut_name: 'city', field_type: 'text' });
-    const one = (await ok(s, 'POST', '/1/members/add', { body: { email: 'erase-me-0451@example.org', fields: { city: 'Erasetown-0451' } } }))
-      .member_id as number;
+    const one = (
+      await ok(s, 'POST', '/1/members/add', { body: { email: 'erase-me-0451@example.org', fields: { city: 'Erasetown-0451' } } })
+    ).member_id as number;
     // 1,500 members to purge and 1,500 to keep, interleaved, through the import writer's connection.
     const importId = (await ok(s, 'POST', '/1/members/imports', { body: {} })).import_id as number;
     const rows = Array.from({ length: 3000 }, (_, i) =>
       i % 2 ? [`kept-${i}@example.org`, `Keepville-${i}`] : [`gone-${i}@example.org`, `Gonecity-${i}`],
     );
-    expect(await ok(s, 'POST', `/1/members/imports/${importId}/rows`, { body: { columns: ['email', 'city'], rows } })).toMatchObject({ added: 3000 });
+    expect(await ok(s, 'POST', `/1/members/imports/${importId}/rows`, { body: { columns: ['email', 'city'], rows } })).toMatchObject({
+      added: 3000,
+    });
     // Everything so far is in the database file; the WAL starts empty.
     s.db.pragma('wal_checkpoint(TRUNCATE)');
-    const ids = (email: string) => (s.db.prepare('SELECT member_id FROM members WHERE email LIKE ?').pluck().all(email) as number[]);
+    const ids = (email: string) => s.db.prepare('SELECT member_id FROM members WHERE email LIKE ?').pluck().all(email) as number[];
     const gone = ids('gone-%');
     expect(gone).toHaveLength(1500);
     // Each address is in its row and in the email index; a few are also the dividers of the index's interior pages.
@@ -75,7 +78,10 @@ describe('a purge erases the bytes (secure_delete)', () => {
     expect(occurrences(s.file, [...single, ...many])).toEqual(Object.fromEntries([...single, ...many].map((x) => [x, { db: 0, wal: 0 }])));
 
     // The search does find what is still there.
-    expect(occurrences(s.file, ['kept-2999@', 'Keepville-2999'])).toEqual({ 'kept-2999@': { db: 2, wal: 0 }, 'Keepville-2999': { db: 1, wal: 0 } });
+    expect(occurrences(s.file, ['kept-2999@', 'Keepville-2999'])).toEqual({
+      'kept-2999@': { db: 2, wal: 0 },
+      'Keepville-2999': { db: 1, wal: 0 },
+    });
   });
 
   it('every connection openDb makes has secure_delete on (the import writer thread opens its own the same way)', () => {
@@ -102,7 +108,8 @@ describe('file modes: the database, its WAL and its shared-memory file are 0600'
     rmSync(dir, { recursive: true, force: true });
   });
   const mode = (path: string) => statSync(path).mode & 0o777;
-  const modes = (file: string) => ['', '-wal', '-shm'].map((suffix) => [suffix || 'db', existsSync(file + suffix) ? mode(file + suffix).toString(8) : 'missing']);
+  const modes = (file: string) =>
+    ['', '-wal', '-shm'].map((suffix) => [suffix || 'db', existsSync(file + suffix) ? mode(file + suffix).toString(8) : 'missing']);
 
   it('openDb creates a new file 0600, and SQLite creates the WAL and shared-memory files with its mode', () => {
     const file = join(dir, 'new.db');

@@ -41,7 +41,9 @@ function send(method: string, path: string, body?: string, chunked = false): Pro
     const req = http.request(url, { method, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode!, headers: res.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }),
+      );
     });
     req.on('error', reject);
     if (body !== undefined) {
@@ -93,9 +95,15 @@ describe('POST /v1/{account_id}/events over HTTP', () => {
   });
 
   it('refusals are JSON 400s', async () => {
-    expect(await send('POST', '/v1/1/events', '{"email": ')).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^request body is not valid JSON/) } });
+    expect(await send('POST', '/v1/1/events', '{"email": ')).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/^request body is not valid JSON/) },
+    });
     expect(await send('POST', '/v1/1/events', '[]')).toMatchObject({ status: 400, body: { field: 'body' } });
-    expect(await send('POST', '/v1/1/events', '{"type": "x"}')).toMatchObject({ status: 400, body: { error: 'email: an event must have an email key', field: 'email' } });
+    expect(await send('POST', '/v1/1/events', '{"type": "x"}')).toMatchObject({
+      status: 400,
+      body: { error: 'email: an event must have an email key', field: 'email' },
+    });
     expect(await send('GET', '/v1/1/events')).toMatchObject({ status: 405 });
   });
 });

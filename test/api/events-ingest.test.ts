@@ -29,7 +29,9 @@ function runJobs() {
 
 /** What ingestion and workflows wrote, to prove a refusal wrote nothing. */
 const fingerprint = () =>
-  JSON.stringify(['inbound_events', 'workflows', 'workflow_runs', 'group_members', 'member_events'].map((t) => s.db.prepare(`SELECT * FROM ${t}`).all()));
+  JSON.stringify(
+    ['inbound_events', 'workflows', 'workflow_runs', 'group_members', 'member_events'].map((t) => s.db.prepare(`SELECT * FROM ${t}`).all()),
+  );
 
 async function workflow(body: Record<string, unknown>): Promise<number> {
   const id = await ok(s, 'POST', '/1/workflows', { body });
@@ -99,14 +101,21 @@ describe('accepting events', () => {
   });
 
   it("another account's path is a 404 whoever asks", async () => {
-    expect(await s.call('POST', '/v1/2/events', { body: { email: 'a@b.co' } })).toEqual({ status: 404, body: { error: 'account 2 not found' } });
+    expect(await s.call('POST', '/v1/2/events', { body: { email: 'a@b.co' } })).toEqual({
+      status: 404,
+      body: { error: 'account 2 not found' },
+    });
   });
 });
 
 describe('workflows', () => {
   it('create, get, list, update, delete; the answers', async () => {
     const [gold] = await createGroups(s, 'Gold');
-    const id = await workflow({ name: 'Buyers', match: { type: 'purchase', 'order.channel': 'web' }, actions: [{ type: 'add_to_groups', group_ids: [gold] }] });
+    const id = await workflow({
+      name: 'Buyers',
+      match: { type: 'purchase', 'order.channel': 'web' },
+      actions: [{ type: 'add_to_groups', group_ids: [gold] }],
+    });
     const record = {
       workflow_id: id,
       account_id: 1,
@@ -122,7 +131,11 @@ describe('workflows', () => {
     expect(await ok(s, 'GET', '/1/workflows', { query: { count: '1' } })).toBe(1);
     s.clock.advance(1000);
     expect(await ok(s, 'PUT', `/1/workflows/${id}`, { body: { name: 'Web buyers' } })).toBe(true);
-    expect(await ok(s, 'GET', `/1/workflows/${id}`)).toEqual({ ...record, name: 'Web buyers', modified_at: atD(new Date(Date.parse(T0) + 1000).toISOString()) });
+    expect(await ok(s, 'GET', `/1/workflows/${id}`)).toEqual({
+      ...record,
+      name: 'Web buyers',
+      modified_at: atD(new Date(Date.parse(T0) + 1000).toISOString()),
+    });
     expect(await ok(s, 'GET', `/1/workflows/${id}/runs`)).toEqual([]);
     expect(await ok(s, 'GET', `/1/workflows/${id}/runs`, { query: { count: '1' } })).toBe(0);
     expect(await ok(s, 'DELETE', `/1/workflows/${id}`)).toBe(true);
@@ -132,7 +145,10 @@ describe('workflows', () => {
       ['DELETE', `/1/workflows/${id}`],
       ['GET', `/1/workflows/${id}/runs`],
     ])
-      expect(await s.call(method, path, { body: {} }), `${method} ${path}`).toEqual({ status: 404, body: { error: `workflow ${id} not found` } });
+      expect(await s.call(method, path, { body: {} }), `${method} ${path}`).toEqual({
+        status: 404,
+        body: { error: `workflow ${id} not found` },
+      });
   });
 
   it('refuses an empty match and actions that name groups, fields, types or mailings that do not exist, naming the field', async () => {
@@ -188,14 +204,29 @@ describe('the four rules: each on its own keeps a workflow from running', () => 
   };
 
   it('all four hold: the workflow runs', async () => {
-    expect(await outcomeOf({ email: 'ada@example.com', type: 'purchase' })).toEqual({ outcome: 'ran', workflow_ids: [1], runs: 1, gold: [1] });
+    expect(await outcomeOf({ email: 'ada@example.com', type: 'purchase' })).toEqual({
+      outcome: 'ran',
+      workflow_ids: [1],
+      runs: 1,
+      gold: [1],
+    });
   });
   it('1. an email key that is not a valid address', async () => {
-    expect(await outcomeOf({ email: 'ada-at-example.com', type: 'purchase' })).toEqual({ outcome: 'invalid email', workflow_ids: [], runs: 0, gold: [] });
+    expect(await outcomeOf({ email: 'ada-at-example.com', type: 'purchase' })).toEqual({
+      outcome: 'invalid email',
+      workflow_ids: [],
+      runs: 0,
+      gold: [],
+    });
     expect(await outcomeOf({ email: 42, type: 'purchase' })).toEqual({ outcome: 'invalid email', workflow_ids: [], runs: 0, gold: [] });
   });
   it('2. no member with the address, or one not active', async () => {
-    expect(await outcomeOf({ email: 'eve@example.com', type: 'purchase' })).toEqual({ outcome: 'no member', workflow_ids: [], runs: 0, gold: [] });
+    expect(await outcomeOf({ email: 'eve@example.com', type: 'purchase' })).toEqual({
+      outcome: 'no member',
+      workflow_ids: [],
+      runs: 0,
+      gold: [],
+    });
     expect(await outcomeOf({ email: 'bob@example.com', type: 'purchase' })).toEqual({
       outcome: 'member not active',
       workflow_ids: [],
@@ -204,14 +235,27 @@ describe('the four rules: each on its own keeps a workflow from running', () => 
     });
     // Archived is no member either.
     expect(await ok(s, 'DELETE', '/1/members/1')).toBe(true);
-    expect(await outcomeOf({ email: 'ada@example.com', type: 'purchase' })).toEqual({ outcome: 'no member', workflow_ids: [], runs: 0, gold: [] });
+    expect(await outcomeOf({ email: 'ada@example.com', type: 'purchase' })).toEqual({
+      outcome: 'no member',
+      workflow_ids: [],
+      runs: 0,
+      gold: [],
+    });
   });
   it('3. no workflow matches every pair', async () => {
-    expect(await outcomeOf({ email: 'ada@example.com', type: 'refund' })).toEqual({ outcome: 'no workflow matched', workflow_ids: [], runs: 0, gold: [] });
+    expect(await outcomeOf({ email: 'ada@example.com', type: 'refund' })).toEqual({
+      outcome: 'no workflow matched',
+      workflow_ids: [],
+      runs: 0,
+      gold: [],
+    });
     expect(await outcomeOf({ email: 'ada@example.com', type: ['purchase'] })).toMatchObject({ outcome: 'no workflow matched', runs: 0 });
   });
   it('4. a payload over 262,035 bytes', async () => {
-    expect(await outcomeOf({ email: 'ada@example.com', type: 'purchase', pad: 'x'.repeat(INBOUND_LIMIT) })).toEqual({ status: 413, stored: 0 });
+    expect(await outcomeOf({ email: 'ada@example.com', type: 'purchase', pad: 'x'.repeat(INBOUND_LIMIT) })).toEqual({
+      status: 413,
+      stored: 0,
+    });
     expect(groupMemberIds(s, gold)).toEqual([]);
   });
 });
@@ -245,7 +289,11 @@ describe('actions, each checked through the records it leaves', () => {
         { type: 'send_mailing', mailing_id: welcome },
       ],
     });
-    const everyone = await workflow({ name: 'All purchases', match: { type: 'purchase' }, actions: [{ type: 'add_to_groups', group_ids: [gold] }] });
+    const everyone = await workflow({
+      name: 'All purchases',
+      match: { type: 'purchase' },
+      actions: [{ type: 'add_to_groups', group_ids: [gold] }],
+    });
     // A workflow whose match is not met by the event: no run.
     await workflow({ name: 'Store', match: { 'order.channel': 'store' }, actions: [{ type: 'add_to_groups', group_ids: [web] }] });
 
@@ -269,12 +317,21 @@ describe('actions, each checked through the records it leaves', () => {
         attributes: { inbound_id: 1 },
       },
     ]);
-    expect((await ok(s, 'GET', `/1/touchpoints/members/${ada}`)).map((t: any) => [t.touchpoint_type_id, t.touchpoint_monetary_value])).toEqual([[1, 0]]);
+    expect(
+      (await ok(s, 'GET', `/1/touchpoints/members/${ada}`)).map((t: any) => [t.touchpoint_type_id, t.touchpoint_monetary_value]),
+    ).toEqual([[1, 0]]);
     // The copy: an automated (r) mailing of the parent's content to this member alone, sent by the job runner.
     const copy = s.db.prepare('SELECT * FROM mailings WHERE parent_mailing_id = ?').get(welcome) as any;
-    expect([copy.mailing_type, copy.mailing_status, copy.subject, copy.html_body]).toEqual(['r', 'c', 'Thanks [% member:city | default:"friend" %]', '<p>Thanks! [% optout_url %]</p>']);
+    expect([copy.mailing_type, copy.mailing_status, copy.subject, copy.html_body]).toEqual([
+      'r',
+      'c',
+      'Thanks [% member:city | default:"friend" %]',
+      '<p>Thanks! [% optout_url %]</p>',
+    ]);
     expect((await ok(s, 'GET', `/1/members/${ada}/mailings`)).map((m: any) => m.mailing_id)).toEqual([copy.mailing_id]);
-    expect((await ok(s, 'GET', `/1/mailings/${copy.mailing_id}/messages/${ada}`, { query: { type: 'subject' } }))).toEqual({ subject: 'Thanks Oslo' });
+    expect(await ok(s, 'GET', `/1/mailings/${copy.mailing_id}/messages/${ada}`, { query: { type: 'subject' } })).toEqual({
+      subject: 'Thanks Oslo',
+    });
 
     const inbound = await ok(s, 'GET', '/1/events/inbound/1');
     expect([inbound.outcome, inbound.workflow_ids]).toEqual(['ran', [buyers, everyone]]);
@@ -293,7 +350,14 @@ describe('actions, each checked through the records it leaves', () => {
           { type: 'send_mailing', ok: true, mailing_id: copy.mailing_id },
         ],
       },
-      { run_id: 2, workflow_id: everyone, inbound_id: 1, member_id: ada, ran_at: AT, actions: [{ type: 'add_to_groups', ok: true, added_to: [] }] },
+      {
+        run_id: 2,
+        workflow_id: everyone,
+        inbound_id: 1,
+        member_id: ada,
+        ran_at: AT,
+        actions: [{ type: 'add_to_groups', ok: true, added_to: [] }],
+      },
     ]);
     expect(await ok(s, 'GET', `/1/workflows/${buyers}/runs`)).toEqual([inbound.runs[0]]);
     expect((await ok(s, 'GET', `/1/workflows/${buyers}`)).run_count).toBe(1);

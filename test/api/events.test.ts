@@ -16,7 +16,9 @@ const AT = atD(T0);
 
 /** Everything the two kinds write, to prove a refused call wrote nothing. */
 const fingerprint = () =>
-  JSON.stringify(['member_event_types', 'member_events', 'touchpoint_types', 'touchpoints'].map((t) => s.db.prepare(`SELECT * FROM ${t}`).all()));
+  JSON.stringify(
+    ['member_event_types', 'member_events', 'touchpoint_types', 'touchpoints'].map((t) => s.db.prepare(`SELECT * FROM ${t}`).all()),
+  );
 
 async function mailing(): Promise<number> {
   const { mailing_id } = await ok(s, 'POST', '/1/mailings', {
@@ -139,7 +141,10 @@ describe('recording member events', () => {
 
   it('an unknown member is a 404 on the list', async () => {
     expect(await s.call('GET', '/1/events/members/99')).toEqual({ status: 404, body: { error: 'member 99 not found' } });
-    expect(await s.call('GET', '/1/events/members/99', { query: { count: '1' } })).toEqual({ status: 404, body: { error: 'member 99 not found' } });
+    expect(await s.call('GET', '/1/events/members/99', { query: { count: '1' } })).toEqual({
+      status: 404,
+      body: { error: 'member 99 not found' },
+    });
   });
 
   it('all items or none: each bad item is a 400 naming its index and field, and nothing is written', async () => {
@@ -151,7 +156,11 @@ describe('recording member events', () => {
     const before = fingerprint();
     const cases: [unknown, string, string][] = [
       [[good, { member_id: 99, event_type_id: 1 }], 'events[1].member_id', 'events[1].member_id: member 99 not found'],
-      [[good, { email: 'nobody@example.com', event_type_id: 1 }], 'events[1].email', 'events[1].email: no member has the address nobody@example.com'],
+      [
+        [good, { email: 'nobody@example.com', event_type_id: 1 }],
+        'events[1].email',
+        'events[1].email: no member has the address nobody@example.com',
+      ],
       [[{ member_id: ada, event_type: 'refund' }], 'events[0].event_type', 'events[0].event_type: no event type is named "refund"'],
       [[good, good, { member_id: ada, event_type_id: 7 }], 'events[2].event_type_id', 'events[2].event_type_id: event type 7 not found'],
       [[{ ...good, mailing_id: foreign }], 'events[0].mailing_id', `events[0].mailing_id: mailing ${foreign} not found in account 1`],
@@ -159,8 +168,16 @@ describe('recording member events', () => {
       [[{ ...good, attributes: 'x' }], 'events[0].attributes', 'events[0].attributes: must be a JSON object, got string'],
       [[{ event_type_id: 1 }], 'events[0].member_id', 'events[0].member_id: give member_id or email'],
       [[{ member_id: ada }], 'events[0].event_type_id', 'events[0].event_type_id: give event_type_id or event_type'],
-      [[{ ...good, event_monetary_value: '5' }], 'events[0].event_monetary_value', 'events[0].event_monetary_value: must be a number, got "5"'],
-      [[{ ...good, event_timestamp: 'yesterday' }], 'events[0].event_timestamp', expect.stringContaining('events[0].event_timestamp: must be a date-time')],
+      [
+        [{ ...good, event_monetary_value: '5' }],
+        'events[0].event_monetary_value',
+        'events[0].event_monetary_value: must be a number, got "5"',
+      ],
+      [
+        [{ ...good, event_timestamp: 'yesterday' }],
+        'events[0].event_timestamp',
+        expect.stringContaining('events[0].event_timestamp: must be a date-time'),
+      ],
       [Array(11).fill(good), 'events', 'events: must hold at most 10 items'],
       [[], 'events', 'events: must not be empty'],
       ['x', 'events', 'events: must be an array, got "x"'],
@@ -178,7 +195,13 @@ describe('recording member events', () => {
 
   it('deleting a type deletes its events in the same transaction; purging a member erases its events', async () => {
     await ok(s, 'POST', '/1/events/members', {
-      body: { events: [{ member_id: ada, event_type_id: 1 }, { member_id: ada, event_type_id: 2 }, { member_id: bob, event_type_id: 1 }] },
+      body: {
+        events: [
+          { member_id: ada, event_type_id: 1 },
+          { member_id: ada, event_type_id: 2 },
+          { member_id: bob, event_type_id: 1 },
+        ],
+      },
     });
     expect(await ok(s, 'DELETE', '/1/events/1')).toBe(true);
     expect((await ok(s, 'GET', `/1/events/members/${ada}`)).map((e: any) => e.event_type_id)).toEqual([2]);
@@ -243,7 +266,10 @@ describe('touchpoints', () => {
     expect(await ok(s, 'GET', '/1/touchpoints/members/touchpoints/2')).toEqual(created[1]);
     expect(await ok(s, 'DELETE', '/1/touchpoints/members/touchpoints/2')).toBe(true);
     expect(await s.call('GET', '/1/touchpoints/members/touchpoints/2')).toEqual({ status: 404, body: { error: 'touchpoint 2 not found' } });
-    expect(await s.call('DELETE', '/1/touchpoints/members/touchpoints/2')).toEqual({ status: 404, body: { error: 'touchpoint 2 not found' } });
+    expect(await s.call('DELETE', '/1/touchpoints/members/touchpoints/2')).toEqual({
+      status: 404,
+      body: { error: 'touchpoint 2 not found' },
+    });
     expect(await ok(s, 'DELETE', '/1/touchpoints/1')).toBe(true);
     expect(await ok(s, 'GET', `/1/touchpoints/members/${ada}`)).toEqual([]);
     expect(countRows(s, 'touchpoints')).toBe(0);

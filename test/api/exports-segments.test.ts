@@ -20,13 +20,16 @@ async function exportedIds(exportId: number): Promise<number[]> {
   expect(res.status).toBe(200);
   let text = '';
   for (const chunk of res.raw!.data as Iterable<string>) text += chunk;
-  const [header, ...rows] = text.trimEnd().split('\n').map((line) => line.split(','));
+  const [header, ...rows] = text
+    .trimEnd()
+    .split('\n')
+    .map((line) => line.split(','));
   const at = header.indexOf('member_id');
   return rows.map((r) => Number(r[at]));
 }
 
 async function createSearch(name: string, criteria: unknown): Promise<number> {
-  return (await ok(s, 'POST', '/1/searches', { body: { name, criteria } }));
+  return await ok(s, 'POST', '/1/searches', { body: { name, criteria } });
 }
 
 /**
@@ -67,9 +70,9 @@ describe('POST /{account_id}/exports with criteria.segments', () => {
     const bergen = await createSearch('Bergen', ['member_field:city', 'eq', 'Bergen']);
     const statuses = ['a', 'o', 'e'];
     expect(await exportedIds(await createExport({ groups: [gold], segments: [oslo], member_status_ids: statuses }))).toEqual([1, 2, 3, 6]);
-    expect(await exportedIds(await createExport({ segments: [bergen, oslo, bergen], member_ids: [2], member_status_ids: statuses }))).toEqual([
-      1, 2, 3, 5, 6,
-    ]);
+    expect(
+      await exportedIds(await createExport({ segments: [bergen, oslo, bergen], member_ids: [2], member_status_ids: statuses })),
+    ).toEqual([1, 2, 3, 5, 6]);
     const id = await createExport({ groups: [], segments: [oslo], subscriptions: [sub.subscription_id], member_ids: [3] });
     expect(await exportedIds(id)).toEqual([1, 3, 5]);
     // The record keeps the segments as given, without repeats.
@@ -99,13 +102,15 @@ describe('POST /{account_id}/exports with criteria.segments', () => {
     expect(await exportedIds(await createExport({ segments: [goldInOslo] }))).toEqual([1]);
   });
 
-  it('answers 404 naming unknown, deleted and other accounts\' segments, and creates nothing', async () => {
+  it("answers 404 naming unknown, deleted and other accounts' segments, and creates nothing", async () => {
     const { oslo } = await seed();
     const gone = await createSearch('Gone', ['member_status_id', 'eq', 'a']);
     expect(await ok(s, 'DELETE', `/1/searches/${gone}`)).toBe(true);
     s.db.prepare(`INSERT INTO accounts (account_id, account_name, created_at) VALUES (2, 'Other', 'x')`).run();
     s.db
-      .prepare(`INSERT INTO searches (search_id, account_id, name, criteria, created_at) VALUES (70, 2, 'Theirs', '["member_status_id","eq","a"]', 'x')`)
+      .prepare(
+        `INSERT INTO searches (search_id, account_id, name, criteria, created_at) VALUES (70, 2, 'Theirs', '["member_status_id","eq","a"]', 'x')`,
+      )
       .run();
     const post = (segments: number[]) => s.call('POST', '/1/exports', { body: { user_id: 'owner@localhost', criteria: { segments } } });
     expect(await post([oslo, 98, 99])).toEqual({ status: 404, body: { error: 'segments 98, 99 not found' } });

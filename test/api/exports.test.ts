@@ -23,7 +23,13 @@ async function download(id: number) {
   const data = res.raw.data;
   if (typeof data === 'string' || Buffer.isBuffer(data)) chunks.push(Buffer.from(data));
   else for await (const c of data as AsyncIterable<Buffer | string>) chunks.push(Buffer.from(c));
-  return { status: res.status, body: undefined, contentType: res.raw.contentType, filename: res.raw.filename, bytes: Buffer.concat(chunks) };
+  return {
+    status: res.status,
+    body: undefined,
+    contentType: res.raw.contentType,
+    filename: res.raw.filename,
+    bytes: Buffer.concat(chunks),
+  };
 }
 
 async function csvOf(id: number): Promise<string[][]> {
@@ -170,13 +176,21 @@ describe('POST /{account_id}/exports and the CSV download', () => {
     const comma = await csvOf(await createExport());
     expect(comma.slice(1).map((r) => r[7])).toEqual(['a,b', 'c,d']);
     const semi = await download(await createExport({ mfv_delimiter: ';' }));
-    expect(semi.bytes.toString().split('\n').slice(1, 3).map((l) => l.slice(l.lastIndexOf('+00:00,') + 7))).toEqual(['a;b', '"c,d"']);
+    expect(
+      semi.bytes
+        .toString()
+        .split('\n')
+        .slice(1, 3)
+        .map((l) => l.slice(l.lastIndexOf('+00:00,') + 7)),
+    ).toEqual(['a;b', '"c,d"']);
   });
 
   it('writes SMS columns empty for members without a number', async () => {
     await addMember(s, 'phone@x.org', { sms: { phone_number: '+15555550123', promotional_status: 'a' } });
     await addMember(s, 'none@x.org');
-    const rows = await csvOf(await createExport({ sms: { fields: ['phone_number', 'promotional_status', 'transactional_status', 'region_code'] } }));
+    const rows = await csvOf(
+      await createExport({ sms: { fields: ['phone_number', 'promotional_status', 'transactional_status', 'region_code'] } }),
+    );
     expect(rows.slice(1).map((r) => r.slice(7))).toEqual([
       ['+15555550123', 'a', 'a', 'US'],
       ['', '', '', ''],
@@ -239,7 +253,10 @@ describe('POST /{account_id}/exports and the CSV download', () => {
       expectFieldError(await post({ user_id: 'a@x.org', criteria: { mfv_delimiter: '' } }), 'criteria.mfv_delimiter');
       expectFieldError(await post({ user_id: 'a@x.org', criteria: { sms: { fields: ['phone'] } } }), 'criteria.sms.fields[0]');
       expectFieldError(await post({ user_id: 'a@x.org', criteria: { segments: ['3'] } }), 'criteria.segments[0]');
-      expect(await post({ user_id: 'a@x.org', criteria: { segments: [3] } })).toEqual({ status: 404, body: { error: 'segment 3 not found' } });
+      expect(await post({ user_id: 'a@x.org', criteria: { segments: [3] } })).toEqual({
+        status: 404,
+        body: { error: 'segment 3 not found' },
+      });
       expect(countRows(s, 'exports')).toBe(0);
       // An unknown key is ignored (and named in a header): test/api/client-fidelity.test.ts.
       expect((await post({ user_id: 'a@x.org', criteria: { group: [1] } })).status).toBe(200);
@@ -262,11 +279,17 @@ describe('POST /{account_id}/exports and the CSV download', () => {
     const a = await addMember(s, 'a@x.org');
     const b = await addMember(s, 'b@x.org');
     await addMember(s, 'c@x.org');
-    s.db.prepare(
-      `INSERT INTO subscriptions (subscription_id, account_id, subscription_name, created_at, modified_at) VALUES (5, 1, 'News', ?, ?)`,
-    ).run(T0, T0);
-    s.db.prepare(`INSERT INTO subscription_members (subscription_id, member_id, status, subscribed_at) VALUES (5, ?, 'subscribed', ?)`).run(a, T0);
-    s.db.prepare(`INSERT INTO subscription_members (subscription_id, member_id, status, opted_out_at) VALUES (5, ?, 'opted_out', ?)`).run(b, T0);
+    s.db
+      .prepare(
+        `INSERT INTO subscriptions (subscription_id, account_id, subscription_name, created_at, modified_at) VALUES (5, 1, 'News', ?, ?)`,
+      )
+      .run(T0, T0);
+    s.db
+      .prepare(`INSERT INTO subscription_members (subscription_id, member_id, status, subscribed_at) VALUES (5, ?, 'subscribed', ?)`)
+      .run(a, T0);
+    s.db
+      .prepare(`INSERT INTO subscription_members (subscription_id, member_id, status, opted_out_at) VALUES (5, ?, 'opted_out', ?)`)
+      .run(b, T0);
     expect(await exportedIds(await createExport({ subscriptions: [5] }))).toEqual([a]);
     expect(await s.call('POST', '/1/exports', { body: { user_id: 'a@x.org', criteria: { subscriptions: [6] } } })).toEqual({
       status: 404,

@@ -12,10 +12,25 @@ let toppings: number;
 beforeEach(async () => {
   s = makeService();
   region = await createField(s, { shortcut_name: 'region', field_type: 'text', widget_type: 'select one', options: ['EU', 'US', 'Asia'] });
-  office = await createField(s, { shortcut_name: 'office', field_type: 'text', widget_type: 'radio', options: ['Oslo', 'Paris', 'Austin', 'Tokyo'] });
+  office = await createField(s, {
+    shortcut_name: 'office',
+    field_type: 'text',
+    widget_type: 'radio',
+    options: ['Oslo', 'Paris', 'Austin', 'Tokyo'],
+  });
   city = await createField(s, { shortcut_name: 'city', field_type: 'text' });
-  flavour = await createField(s, { shortcut_name: 'flavour', field_type: 'text[]', widget_type: 'check_multiple', options: ['sweet', 'savoury'] });
-  toppings = await createField(s, { shortcut_name: 'toppings', field_type: 'text[]', widget_type: 'select multiple', options: ['jam', 'honey', 'cheese', 'ham'] });
+  flavour = await createField(s, {
+    shortcut_name: 'flavour',
+    field_type: 'text[]',
+    widget_type: 'check_multiple',
+    options: ['sweet', 'savoury'],
+  });
+  toppings = await createField(s, {
+    shortcut_name: 'toppings',
+    field_type: 'text[]',
+    widget_type: 'select multiple',
+    options: ['jam', 'honey', 'cheese', 'ham'],
+  });
 });
 afterEach(() => s.close());
 
@@ -74,10 +89,15 @@ describe('the rules: each a 400 naming the problem, writing nothing', () => {
   it('a duplicate name (any case)', async () => {
     await regionOffice();
     const before = snapshot(s);
-    expect(await create({ relationship_name: 'region → OFFICE', parent_field_id: flavour, child_field_id: toppings, options: {} })).toEqual({
-      status: 400,
-      body: { error: 'relationship_name: a relationship named "region → OFFICE" already exists (relationship 1)', field: 'relationship_name' },
-    });
+    expect(await create({ relationship_name: 'region → OFFICE', parent_field_id: flavour, child_field_id: toppings, options: {} })).toEqual(
+      {
+        status: 400,
+        body: {
+          error: 'relationship_name: a relationship named "region → OFFICE" already exists (relationship 1)',
+          field: 'relationship_name',
+        },
+      },
+    );
     expect(snapshot(s)).toBe(before);
     expect(countRows(s, 'field_relationships')).toBe(1);
   });
@@ -87,11 +107,19 @@ describe('the rules: each a 400 naming the problem, writing nothing', () => {
       status: 400,
       body: { error: 'options.Mars: "Mars" is not an option of the parent field region (EU, US, Asia)', field: 'options.Mars' },
     });
-    expect(await create({ relationship_name: 'R', parent_field_id: region, child_field_id: office, options: { EU: ['Oslo', 'Rome', 'Bern'] } })).toEqual({
+    expect(
+      await create({ relationship_name: 'R', parent_field_id: region, child_field_id: office, options: { EU: ['Oslo', 'Rome', 'Bern'] } }),
+    ).toEqual({
       status: 400,
-      body: { error: 'options.EU: "Rome", "Bern" are not options of the child field office (Oslo, Paris, Austin, Tokyo)', field: 'options.EU' },
+      body: {
+        error: 'options.EU: "Rome", "Bern" are not options of the child field office (Oslo, Paris, Austin, Tokyo)',
+        field: 'options.EU',
+      },
     });
-    expectFieldError(await create({ relationship_name: 'R', parent_field_id: region, child_field_id: office, options: { EU: 'Oslo' } }), 'options.EU');
+    expectFieldError(
+      await create({ relationship_name: 'R', parent_field_id: region, child_field_id: office, options: { EU: 'Oslo' } }),
+      'options.EU',
+    );
     expectFieldError(await create({ relationship_name: 'R', parent_field_id: region, child_field_id: office, options: ['EU'] }), 'options');
     expect(countRows(s, 'field_relationships')).toBe(0);
   });
@@ -116,7 +144,9 @@ describe('the rules: each a 400 naming the problem, writing nothing', () => {
       body: { relationship_name: 'Taste', parent_field_id: flavour, child_field_id: toppings, options: {} },
     });
     expectFieldError(await s.call('PUT', '/1/fields/relationships/2', { body: { child_field_id: office } }), 'child_field_id');
-    expect((await s.call('PUT', '/1/fields/relationships/1', { body: { child_field_id: office, options: REGION_OFFICE } })).status).toBe(200);
+    expect((await s.call('PUT', '/1/fields/relationships/1', { body: { child_field_id: office, options: REGION_OFFICE } })).status).toBe(
+      200,
+    );
   });
 
   it('a parent and child that are the same field', async () => {
@@ -135,7 +165,10 @@ describe('the rules: each a 400 naming the problem, writing nothing', () => {
         field: 'parent_field_id',
       },
     });
-    expectFieldError(await create({ relationship_name: 'R', parent_field_id: region, child_field_id: city, options: {} }), 'child_field_id');
+    expectFieldError(
+      await create({ relationship_name: 'R', parent_field_id: region, child_field_id: city, options: {} }),
+      'child_field_id',
+    );
     expect(await create({ relationship_name: 'R', parent_field_id: 99, child_field_id: office, options: {} })).toEqual({
       status: 400,
       body: { error: 'parent_field_id: there is no field 99', field: 'parent_field_id' },
@@ -175,18 +208,23 @@ describe('fields in a relationship', () => {
     expect(await s.call('PUT', `/1/fields/${office}`, { body: { options: ['Oslo', 'Austin'] } })).toEqual({
       status: 400,
       body: {
-        error: 'options: field office is in relationship 1 ("Region → Office"), which uses "Paris"; change or delete the relationship first',
+        error:
+          'options: field office is in relationship 1 ("Region → Office"), which uses "Paris"; change or delete the relationship first',
         field: 'options',
       },
     });
     expectFieldError(await s.call('PUT', `/1/fields/${region}`, { body: { widget_type: 'text' } }), 'options');
-    expect(await s.call('PUT', `/1/fields/${office}`, { body: { options: ['Oslo', 'Paris', 'Austin', 'Bern'] } })).toEqual({ status: 200, body: office });
+    expect(await s.call('PUT', `/1/fields/${office}`, { body: { options: ['Oslo', 'Paris', 'Austin', 'Bern'] } })).toEqual({
+      status: 200,
+      body: office,
+    });
   });
 });
 
 // ------------------------------------------------------------------ enforcement on member writes
 
-const ERR_EU_AUSTIN = 'fields.office: "Austin" is not allowed when region is "EU" (relationship "Region → Office": "EU" allows "Oslo", "Paris")';
+const ERR_EU_AUSTIN =
+  'fields.office: "Austin" is not allowed when region is "EU" (relationship "Region → Office": "EU" allows "Oslo", "Paris")';
 
 describe('enforced on every member write', () => {
   beforeEach(regionOffice);
@@ -232,7 +270,9 @@ describe('enforced on every member write', () => {
 
   it('signup', async () => {
     const g = (await ok(s, 'POST', '/1/groups', { body: { groups: [{ group_name: 'G' }] } }))[0].member_group_id;
-    expect(await s.call('POST', '/1/members/signup', { body: { email: 'a@x.org', group_ids: [g], fields: { region: 'EU', office: 'Austin' } } })).toEqual({
+    expect(
+      await s.call('POST', '/1/members/signup', { body: { email: 'a@x.org', group_ids: [g], fields: { region: 'EU', office: 'Austin' } } }),
+    ).toEqual({
       status: 400,
       body: { error: ERR_EU_AUSTIN, field: 'fields.office' },
     });
@@ -241,10 +281,17 @@ describe('enforced on every member write', () => {
 
   it('multiple-choice fields: each child option must be allowed by one of the parent options', async () => {
     await ok(s, 'POST', '/1/fields/relationships', {
-      body: { relationship_name: 'Taste', parent_field_id: flavour, child_field_id: toppings, options: { sweet: ['jam', 'honey'], savoury: ['cheese', 'ham'] } },
+      body: {
+        relationship_name: 'Taste',
+        parent_field_id: flavour,
+        child_field_id: toppings,
+        options: { sweet: ['jam', 'honey'], savoury: ['cheese', 'ham'] },
+      },
     });
     await addMember(s, 'a@x.org', { fields: { flavour: ['sweet', 'savoury'], toppings: ['jam', 'ham'] } });
-    expect(await s.call('POST', '/1/members/add', { body: { email: 'b@x.org', fields: { flavour: ['sweet'], toppings: ['jam', 'ham'] } } })).toEqual({
+    expect(
+      await s.call('POST', '/1/members/add', { body: { email: 'b@x.org', fields: { flavour: ['sweet'], toppings: ['jam', 'ham'] } } }),
+    ).toEqual({
       status: 400,
       body: {
         error: 'fields.toppings: "ham" is not allowed when flavour is "sweet" (relationship "Taste": "sweet" allows "jam", "honey")',
@@ -272,10 +319,19 @@ describe('enforced on every member write', () => {
   it('streamed import rows, as member objects and as CSV rows: an error per bad row with its position in the batch (the CLI says its line)', async () => {
     const { import_id } = await ok(s, 'POST', '/1/members/imports', { body: {} });
     const objects = await ok(s, 'POST', `/1/members/imports/${import_id}/rows`, {
-      body: { members: [{ email: 'a@x.org', region: 'EU', office: 'Austin' }, { email: 'b@x.org', region: 'US', office: 'Austin' }] },
+      body: {
+        members: [
+          { email: 'a@x.org', region: 'EU', office: 'Austin' },
+          { email: 'b@x.org', region: 'US', office: 'Austin' },
+        ],
+      },
     });
     expect(objects.errors).toEqual([
-      { index: 0, email: 'a@x.org', error: 'office: "Austin" is not allowed when region is "EU" (relationship "Region → Office": "EU" allows "Oslo", "Paris")' },
+      {
+        index: 0,
+        email: 'a@x.org',
+        error: 'office: "Austin" is not allowed when region is "EU" (relationship "Region → Office": "EU" allows "Oslo", "Paris")',
+      },
     ]);
     const csv = await ok(s, 'POST', `/1/members/imports/${import_id}/rows`, {
       body: {
@@ -290,20 +346,30 @@ describe('enforced on every member write', () => {
       },
     });
     expect(csv.errors).toEqual([
-      { index: 1, email: 'd@x.org', error: 'office: "Tokyo" is not allowed when region is "US" (relationship "Region → Office": "US" allows "Austin")' },
+      {
+        index: 1,
+        email: 'd@x.org',
+        error: 'office: "Tokyo" is not allowed when region is "US" (relationship "Region → Office": "US" allows "Austin")',
+      },
     ]);
     expect(csv).toMatchObject({ added: 2, num_members: 5 });
   });
 });
 
-describe.each([false, true])('import rows against the member\'s stored values (import writer thread: %s)', (threaded) => {
+describe.each([false, true])("import rows against the member's stored values (import writer thread: %s)", (threaded) => {
   let t: TestService;
   beforeEach(async () => {
     t = makeService(T0, { importWriter: threaded });
     if (threaded) await t.router.importWriter!.whenReady();
-    const field = (body: Record<string, unknown>) => ok(t, 'POST', '/1/fields', { body: { display_name: String(body.shortcut_name), ...body } });
+    const field = (body: Record<string, unknown>) =>
+      ok(t, 'POST', '/1/fields', { body: { display_name: String(body.shortcut_name), ...body } });
     const r = await field({ shortcut_name: 'region', field_type: 'text', widget_type: 'select one', options: ['EU', 'US', 'Asia'] });
-    const o = await field({ shortcut_name: 'office', field_type: 'text', widget_type: 'radio', options: ['Oslo', 'Paris', 'Austin', 'Tokyo'] });
+    const o = await field({
+      shortcut_name: 'office',
+      field_type: 'text',
+      widget_type: 'radio',
+      options: ['Oslo', 'Paris', 'Austin', 'Tokyo'],
+    });
     await field({ shortcut_name: 'city', field_type: 'text' });
     await ok(t, 'POST', '/1/fields/relationships', {
       body: { relationship_name: 'Region → Office', parent_field_id: r, child_field_id: o, options: REGION_OFFICE },
@@ -325,14 +391,30 @@ describe.each([false, true])('import rows against the member\'s stored values (i
       },
     });
     expect(objects.errors).toEqual([
-      { index: 0, email: 'a@x.org', error: 'office: "Austin" is not allowed when region is "EU" (relationship "Region → Office": "EU" allows "Oslo", "Paris")' },
+      {
+        index: 0,
+        email: 'a@x.org',
+        error: 'office: "Austin" is not allowed when region is "EU" (relationship "Region → Office": "EU" allows "Oslo", "Paris")',
+      },
     ]);
     expect(objects).toMatchObject({ added: 1, updated: 1 });
     const csv = await ok(t, 'POST', `/1/members/imports/${import_id}/rows`, {
-      body: { offset: 3, columns: ['email', 'region', 'office'], rows: [['c@x.org', 'US', ''], ['b@x.org', '', 'Oslo'], ['a@x.org', '', '']] },
+      body: {
+        offset: 3,
+        columns: ['email', 'region', 'office'],
+        rows: [
+          ['c@x.org', 'US', ''],
+          ['b@x.org', '', 'Oslo'],
+          ['a@x.org', '', ''],
+        ],
+      },
     });
     expect(csv.errors).toEqual([
-      { index: 0, email: 'c@x.org', error: 'office: "Oslo" is not allowed when region is "US" (relationship "Region → Office": "US" allows "Austin")' },
+      {
+        index: 0,
+        email: 'c@x.org',
+        error: 'office: "Oslo" is not allowed when region is "US" (relationship "Region → Office": "US" allows "Austin")',
+      },
     ]);
     await ok(t, 'POST', `/1/members/imports/${import_id}/finish`, { body: {} });
     const fields = async (email: string) => (await ok(t, 'GET', `/1/members/email/${email}`)).fields;
@@ -351,7 +433,9 @@ describe.each([false, true])('import rows against the member\'s stored values (i
 
   it('an add-only import leaves existing members as they are, so their rows are skipped, not refused', async () => {
     const { import_id } = await ok(t, 'POST', '/1/members/imports', { body: { add_only: true } });
-    const batch = await ok(t, 'POST', `/1/members/imports/${import_id}/rows`, { body: { members: [{ email: 'a@x.org', office: 'Austin' }] } });
+    const batch = await ok(t, 'POST', `/1/members/imports/${import_id}/rows`, {
+      body: { members: [{ email: 'a@x.org', office: 'Austin' }] },
+    });
     expect(batch).toMatchObject({ errors: [], skipped: 1, added: 0 });
   });
 });
@@ -370,9 +454,14 @@ describe('required fields', () => {
       status: 400,
       body: { error: 'fields.city: is required on a signup (missing: city)', field: 'fields.city' },
     });
-    expectFieldError(await s.call('POST', '/1/members/signup', { body: { email: 'a@x.org', group_ids: [g], fields: { city: '' } } }), 'fields.city');
+    expectFieldError(
+      await s.call('POST', '/1/members/signup', { body: { email: 'a@x.org', group_ids: [g], fields: { city: '' } } }),
+      'fields.city',
+    );
     expect(countRows(s, 'members')).toBe(0);
-    expect((await ok(s, 'POST', '/1/members/signup', { body: { email: 'a@x.org', group_ids: [g], fields: { City: 'Oslo' } } })).status).toBe('a');
+    expect(
+      (await ok(s, 'POST', '/1/members/signup', { body: { email: 'a@x.org', group_ids: [g], fields: { City: 'Oslo' } } })).status,
+    ).toBe('a');
   });
 
   it('an API add or an import may leave it out, but no write may empty it', async () => {
@@ -408,11 +497,22 @@ describe('options of select, radio and multiple-choice fields on every write pat
     });
     const id = await addMember(s, 'a@x.org');
     expectFieldError(await s.call('PUT', `/1/members/${id}`, { body: { fields: { toppings: ['jam', 'nutella'] } } }), 'fields.toppings');
-    expectFieldError(await s.call('POST', '/1/members/signup', { body: { email: 'b@x.org', group_ids: [], fields: { region: 'Mars' } } }), 'fields.region');
+    expectFieldError(
+      await s.call('POST', '/1/members/signup', { body: { email: 'b@x.org', group_ids: [], fields: { region: 'Mars' } } }),
+      'fields.region',
+    );
     const { import_id } = await ok(s, 'POST', '/1/members/imports', { body: {} });
     const csv = await ok(s, 'POST', `/1/members/imports/${import_id}/rows`, {
-      body: { columns: ['email', 'flavour'], rows: [['c@x.org', 'bitter'], ['d@x.org', 'sweet']] },
+      body: {
+        columns: ['email', 'flavour'],
+        rows: [
+          ['c@x.org', 'bitter'],
+          ['d@x.org', 'sweet'],
+        ],
+      },
     });
-    expect(csv.errors).toEqual([{ index: 0, email: 'c@x.org', error: 'flavour: "bitter" is not one of the options of flavour (sweet, savoury)' }]);
+    expect(csv.errors).toEqual([
+      { index: 0, email: 'c@x.org', error: 'flavour: "bitter" is not one of the options of flavour (sweet, savoury)' },
+    ]);
   });
 });

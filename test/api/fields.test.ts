@@ -84,12 +84,14 @@ describe('GET /{account_id}/fields/{field_id}', () => {
 
 describe('POST /{account_id}/fields', () => {
   it('answers the new id as a bare integer with 200', async () => {
-    expect(
-      await s.call('POST', '/1/fields', { body: { shortcut_name: 'city', display_name: 'City', field_type: 'text' } }),
-    ).toEqual({ status: 200, body: 1 });
-    expect(
-      await s.call('POST', '/1/fields', { body: { shortcut_name: 'zip', display_name: 'Zip', field_type: 'text' } }),
-    ).toEqual({ status: 200, body: 2 });
+    expect(await s.call('POST', '/1/fields', { body: { shortcut_name: 'city', display_name: 'City', field_type: 'text' } })).toEqual({
+      status: 200,
+      body: 1,
+    });
+    expect(await s.call('POST', '/1/fields', { body: { shortcut_name: 'zip', display_name: 'Zip', field_type: 'text' } })).toEqual({
+      status: 200,
+      body: 2,
+    });
   });
 
   it('stores every given attribute; the first allowed widget is the default', async () => {
@@ -285,11 +287,7 @@ describe('POST /{account_id}/fields/{field_id}/clear', () => {
     await addMember(s, 'c@x.org', { fields: { city: 'Bern' } });
     await ok(s, 'DELETE', '/1/members/3');
     expect(await s.call('POST', '/1/fields/1/clear', { body: {} })).toEqual({ status: 200, body: true });
-    expect((await ok(s, 'GET', '/1/members', { query: { deleted: '1' } })).map((m: any) => m.fields)).toEqual([
-      { zip: '1' },
-      {},
-      {},
-    ]);
+    expect((await ok(s, 'GET', '/1/members', { query: { deleted: '1' } })).map((m: any) => m.fields)).toEqual([{ zip: '1' }, {}, {}]);
     expect(storedValues(3)).toEqual({});
     expect((await ok(s, 'GET', '/1/fields/1')).deleted_at).toBeNull();
     // An empty body is {}; clearing an empty field is still true.
@@ -448,15 +446,64 @@ describe('member field values', () => {
     };
     // Every kind of edge: each JS whitespace (ASCII, NBSP, line separators, BOM, ideographic
     // space), controls, DEL, non-ASCII letters and digits, at either end or both.
-    const ends = ['', ' ', '\t', '\n', '\r', '\v', '\f', '\u00a0', '\u1680', '\u2000', '\u2028', '\u2029', '\u202f', '\u3000', '\ufeff', '\u0000', '\u001f', '\u007f', '\u0085', 'é', '١', 'a', '~', '!'];
+    const ends = [
+      '',
+      ' ',
+      '\t',
+      '\n',
+      '\r',
+      '\v',
+      '\f',
+      '\u00a0',
+      '\u1680',
+      '\u2000',
+      '\u2028',
+      '\u2029',
+      '\u202f',
+      '\u3000',
+      '\ufeff',
+      '\u0000',
+      '\u001f',
+      '\u007f',
+      '\u0085',
+      'é',
+      '١',
+      'a',
+      '~',
+      '!',
+    ];
     for (const a of ends)
       for (const z of ends)
         for (const mid of ['', 'x', 'Oslo', ' in ', a + z]) {
           const text = a + mid + z;
           expect(trimmed(text), JSON.stringify(text)).toBe(text.trim());
         }
-    const dates = ['2024-02-29', '2023-02-29', '1900-02-29', '2000-02-29', '0099-01-01', '0100-01-01', '2024-00-10', '2024-13-01', '2024-04-31', '2024-12-31', '2024-01-00'];
-    const malformed = ['2024-1-01', '2024/01/01', '2024-01-011', ' 2024-01-01', '2024-01-01 ', '２０２４-01-01', '2024-0١-01', '20240-1-01', '', '2024-01-01\n', 'abcd-ef-gh'];
+    const dates = [
+      '2024-02-29',
+      '2023-02-29',
+      '1900-02-29',
+      '2000-02-29',
+      '0099-01-01',
+      '0100-01-01',
+      '2024-00-10',
+      '2024-13-01',
+      '2024-04-31',
+      '2024-12-31',
+      '2024-01-00',
+    ];
+    const malformed = [
+      '2024-1-01',
+      '2024/01/01',
+      '2024-01-011',
+      ' 2024-01-01',
+      '2024-01-01 ',
+      '２０２４-01-01',
+      '2024-0١-01',
+      '20240-1-01',
+      '',
+      '2024-01-01\n',
+      'abcd-ef-gh',
+    ];
     for (const t of [...dates, ...malformed]) expect(isDate(t), t).toBe(oldIsDate(t));
     expect(dates.filter(isDate)).toEqual(['2024-02-29', '2000-02-29', '0100-01-01', '2024-12-31']);
   });

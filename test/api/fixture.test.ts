@@ -49,7 +49,12 @@ test('typed values come back as stored, in column order', async () => {
   expect(Object.keys(body.fields)).toEqual(['first_name', 'last_name', 'city', 'birthday', 'score', 'vip', 'interests', 'plan']);
   expect(body.fields).toMatchObject({ birthday: '1815-12-10', score: 98.5, vip: true, interests: ['news', 'events'] });
   const kari = await s.call('GET', '/1/members/email/kari.nordmann%40example.no');
-  expect(kari.body.sms).toMatchObject({ phone_number: '+4791234567', region_code: 'NO', promotional_status: 'a', transactional_status: 'a' });
+  expect(kari.body.sms).toMatchObject({
+    phone_number: '+4791234567',
+    region_code: 'NO',
+    promotional_status: 'a',
+    transactional_status: 'a',
+  });
 });
 
 test('live, archived and all member lists', async () => {

@@ -28,12 +28,21 @@ beforeAll(async () => {
   const html = '<p>Hi [% member:first_name %]</p><a href="https://shop.example.com/">shop</a> <a href="[% optout_url %]">out</a>';
   const mailing = (
     await ok(s, 'POST', '/1/mailings', {
-      body: { name: 'Spring', subject: 'Hi', sender: 'shop@example.com', html_body: html, recipient_groups: [gold], recipient_member_ids: [member] },
+      body: {
+        name: 'Spring',
+        subject: 'Hi',
+        sender: 'shop@example.com',
+        html_body: html,
+        recipient_groups: [gold],
+        recipient_member_ids: [member],
+      },
     })
   ).mailing_id;
   for (let i = 0; i < 1000 && advanceJobs(s.db, s.clock, 1_000); i++);
   const parent = (
-    await ok(s, 'POST', '/1/mailings', { body: { name: 'Parent', subject: 'Hi', sender: 'shop@example.com', html_body: html, status: 'u' } })
+    await ok(s, 'POST', '/1/mailings', {
+      body: { name: 'Parent', subject: 'Hi', sender: 'shop@example.com', html_body: html, status: 'u' },
+    })
   ).mailing_id;
   const trigger = await ok(s, 'POST', '/1/triggers', {
     body: { name: 'Birthday', parent_mailing_id: parent, event_type: 'r', field_id: birthday, push_offset: 60 },
@@ -44,7 +53,13 @@ beforeAll(async () => {
   const exp = (await ok(s, 'POST', '/1/exports', { body: { user_id: 'owner@localhost' } })).export_id;
   await ok(s, 'PUT', `/1/members/${member}`, { body: { sms: { phone_number: '+4791234501', promotional_status: 'a' } } });
   const campaign = await ok(s, 'POST', '/1/sms/campaigns', {
-    body: { sms_campaign_name: 'Sale', message: 'https://shop.example.com/', from_phone_number: '+15555550100', recipients: { members: [member] }, shorten_links: true },
+    body: {
+      sms_campaign_name: 'Sale',
+      message: 'https://shop.example.com/',
+      from_phone_number: '+15555550100',
+      recipients: { members: [member] },
+      shorten_links: true,
+    },
   });
   await ok(s, 'POST', `/1/sms/campaigns/${campaign}/send`, { body: {} });
   for (let i = 0; i < 1000 && advanceJobs(s.db, s.clock, 1_000); i++);
@@ -55,7 +70,9 @@ beforeAll(async () => {
   const eventType = (await ok(s, 'POST', '/1/events', { body: { event_type: 'purchase', display_name: 'Purchase' } })).event_type_id;
   const touchpointType = (await ok(s, 'POST', '/1/touchpoints', { body: { type_name: 'web', display_name: 'Web' } })).touchpoint_type_id;
   await ok(s, 'POST', '/1/events/members', { body: { events: [{ member_id: member, event_type_id: eventType }] } });
-  const [touchpoint] = await ok(s, 'POST', '/1/touchpoints/members', { body: { touchpoints: [{ member_id: member, touchpoint_type_id: touchpointType }] } });
+  const [touchpoint] = await ok(s, 'POST', '/1/touchpoints/members', {
+    body: { touchpoints: [{ member_id: member, touchpoint_type_id: touchpointType }] },
+  });
   const workflow = await ok(s, 'POST', '/1/workflows', {
     body: { name: 'Buyers', match: { type: 'purchase' }, actions: [{ type: 'add_to_groups', group_ids: [gold] }] },
   });

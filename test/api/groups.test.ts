@@ -1,16 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeService, T0, type TestService } from '../helpers.js';
-import {
-  addMember,
-  atD,
-  countRows,
-  createGroups,
-  expectFieldError,
-  groupMemberIds,
-  ok,
-  setStatus,
-  snapshot,
-} from './util.js';
+import { addMember, atD, countRows, createGroups, expectFieldError, groupMemberIds, ok, setStatus, snapshot } from './util.js';
 
 let s: TestService;
 beforeEach(() => {
@@ -92,19 +82,14 @@ describe('GET and POST /{account_id}/groups', () => {
       body: { groups: [{ group_name: 'Plain' }, { group_name: 'Hidden', group_type: 'h' }, { group_name: 'Sig', group_type: 's' }] },
     });
     expect((await ok(s, 'GET', '/1/groups')).map((g: any) => g.group_name)).toEqual(['Plain']);
-    expect(await ok(s, 'GET', '/1/groups', { query: { group_types: 's' } })).toEqual([
-      group(3, 'Sig', { group_type: 's' }),
-    ]);
-    expect(
-      (await ok(s, 'GET', '/1/groups', { query: { group_types: 'g,h,s' } })).map((g: any) => g.member_group_id),
-    ).toEqual([1, 2, 3]);
+    expect(await ok(s, 'GET', '/1/groups', { query: { group_types: 's' } })).toEqual([group(3, 'Sig', { group_type: 's' })]);
+    expect((await ok(s, 'GET', '/1/groups', { query: { group_types: 'g,h,s' } })).map((g: any) => g.member_group_id)).toEqual([1, 2, 3]);
     expectFieldError(await s.call('GET', '/1/groups', { query: { group_types: 'g,x' } }), 'group_types');
   });
 
   it('takes a start/end window and count=true', async () => {
     await createGroups(s, 'A', 'B', 'C', 'D');
-    const names = async (query: Record<string, string>) =>
-      (await ok(s, 'GET', '/1/groups', { query })).map((g: any) => g.group_name);
+    const names = async (query: Record<string, string>) => (await ok(s, 'GET', '/1/groups', { query })).map((g: any) => g.group_name);
     expect(await names({ start: '1', end: '3' })).toEqual(['B', 'C']);
     expect(await names({ start: '3' })).toEqual(['D']);
     expect(await s.call('GET', '/1/groups', { query: { count: 'true' } })).toEqual({ status: 200, body: 4 });

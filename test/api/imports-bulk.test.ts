@@ -26,7 +26,8 @@ describe.each([
   });
   afterEach(() => s.close());
 
-  const open = (extra: Record<string, unknown> = {}) => ok(s, 'POST', '/1/members/imports', { body: extra }).then((r) => r.import_id as number);
+  const open = (extra: Record<string, unknown> = {}) =>
+    ok(s, 'POST', '/1/members/imports', { body: extra }).then((r) => r.import_id as number);
   const send = (id: number, body: Record<string, unknown>) => s.call('POST', `/1/members/imports/${id}/rows`, { body });
   const csvRows = async (id: number, columns: string[], rows: string[][], extra: Record<string, unknown> = {}) => {
     const res = await send(id, { columns, rows, ...extra });
@@ -92,7 +93,14 @@ describe.each([
         deleted_at: null,
       },
       // Empty cells are no value at all for a new member.
-      { member_id: 2, email: 'bob@example.com', member_status_id: 'a', field_values: '{"1":"Bob"}', sms_phone_number: null, deleted_at: null },
+      {
+        member_id: 2,
+        email: 'bob@example.com',
+        member_status_id: 'a',
+        field_values: '{"1":"Bob"}',
+        sms_phone_number: null,
+        deleted_at: null,
+      },
     ]);
     expect(groupsOf(1)).toEqual(['Bronze', 'Gold', 'Silver']);
     expect(groupsOf(2)).toEqual([]);
@@ -128,7 +136,10 @@ describe.each([
     expect((await send(id, { members: [{ email: 'a@b.org' }], columns: ['email'], rows: [] })).body).toEqual({
       error: 'members: give either members or columns and rows, not both',
     });
-    expect((await send(id, { columns: ['email'], rows: [['a@b.org', 7]] })).body).toEqual({ error: 'rows[0][1]: must be a string, got number 7', field: 'rows[0][1]' });
+    expect((await send(id, { columns: ['email'], rows: [['a@b.org', 7]] })).body).toEqual({
+      error: 'rows[0][1]: must be a string, got number 7',
+      field: 'rows[0][1]',
+    });
     expect(everything()).toBe(before);
   });
 
@@ -168,9 +179,9 @@ describe.each([
       .run();
     const actor = localActor(s.db, 2);
     return (id: number, body: Record<string, unknown>) =>
-      Promise.resolve(s.router.handle({ method: 'POST', path: `/2/members/imports/${id}/rows`, query: {}, body: JSON.stringify(body), actor })).then(
-        (r) => ({ status: r.status, body: r.body }),
-      );
+      Promise.resolve(
+        s.router.handle({ method: 'POST', path: `/2/members/imports/${id}/rows`, query: {}, body: JSON.stringify(body), actor }),
+      ).then((r) => ({ status: r.status, body: r.body }));
   };
   /** Whether a promise has settled by the time the event loop has run its pending work (and a writer thread could answer). */
   const settled = async (p: Promise<unknown>) => {
@@ -200,7 +211,14 @@ describe.each([
     // The second batch comes: both are applied, in file order.
     expect(await csvRows(id, ['email'], [['c@b.org'], ['d@b.org']], { offset: 2 })).toMatchObject({ num_members: 4, added: 2 });
     expect(await third).toMatchObject({ status: 200, body: { num_members: 6, added: 2 } });
-    expect((stored() as { email: string }[]).map((m) => m.email)).toEqual(['a@b.org', 'b@b.org', 'c@b.org', 'd@b.org', 'e@b.org', 'f@b.org']);
+    expect((stored() as { email: string }[]).map((m) => m.email)).toEqual([
+      'a@b.org',
+      'b@b.org',
+      'c@b.org',
+      'd@b.org',
+      'e@b.org',
+      'f@b.org',
+    ]);
     expect(await getImport(id)).toMatchObject({ status: 'p', num_members: 6, num_members_added: 6 });
   });
 
@@ -249,7 +267,11 @@ describe.each([
     const [gold] = await createGroups(s, 'Gold');
     const columns = ['email', 'first_name', 'groups'];
     const first = await open();
-    await csvRows(first, columns, [['a@b.org', 'A', ''], ['b@b.org', 'B', 'Gold'], ['c@b.org', 'C', '']]);
+    await csvRows(first, columns, [
+      ['a@b.org', 'A', ''],
+      ['b@b.org', 'B', 'Gold'],
+      ['c@b.org', 'C', ''],
+    ]);
     expect(await ok(s, 'DELETE', '/1/members/3')).toBe(true);
     const again = await open();
     // The version the member pages keep their anchors under (024-member-order): c's
@@ -257,14 +279,25 @@ describe.each([
     const version = () => s.db.prepare('SELECT version FROM member_order WHERE account_id = 1').pluck().get();
     const before = version();
     // Batch 1 updates a, b and c (c comes back); batch 2 names b again: a duplicate, its value not taken.
-    expect(await csvRows(again, columns, [['a@b.org', 'A2', 'Gold'], ['b@b.org', 'B2', 'Gold'], ['c@b.org', 'C2', '']])).toMatchObject({
+    expect(
+      await csvRows(again, columns, [
+        ['a@b.org', 'A2', 'Gold'],
+        ['b@b.org', 'B2', 'Gold'],
+        ['c@b.org', 'C2', ''],
+      ]),
+    ).toMatchObject({
       added: 0,
       updated: 3,
       duplicates: 0,
     });
     const afterRestore = version();
     expect(afterRestore).not.toBe(before);
-    expect(await csvRows(again, columns, [['b@b.org', 'B3', ''], ['d@b.org', 'D', 'Gold']])).toMatchObject({
+    expect(
+      await csvRows(again, columns, [
+        ['b@b.org', 'B3', ''],
+        ['d@b.org', 'D', 'Gold'],
+      ]),
+    ).toMatchObject({
       added: 1,
       updated: 0,
       duplicates: 1,
@@ -300,12 +333,30 @@ describe.each([
     const b = await open();
     await csvRows(a, ['email', 'first_name'], [['x@b.org', 'A1']]);
     await csvRows(b, ['email', 'first_name'], [['x@b.org', 'B1']]);
-    expect(await csvRows(a, ['email', 'first_name'], [['x@b.org', 'A2'], ['y@b.org', 'A3']])).toMatchObject({
+    expect(
+      await csvRows(
+        a,
+        ['email', 'first_name'],
+        [
+          ['x@b.org', 'A2'],
+          ['y@b.org', 'A3'],
+        ],
+      ),
+    ).toMatchObject({
       added: 1,
       updated: 0,
       duplicates: 1,
     });
-    expect(await csvRows(b, ['email', 'first_name'], [['x@b.org', 'B2'], ['y@b.org', 'B3']])).toMatchObject({
+    expect(
+      await csvRows(
+        b,
+        ['email', 'first_name'],
+        [
+          ['x@b.org', 'B2'],
+          ['y@b.org', 'B3'],
+        ],
+      ),
+    ).toMatchObject({
       added: 0,
       updated: 1,
       duplicates: 1,
@@ -358,22 +409,42 @@ describe.each([
   it('duplicate rows are told the same on the update path, the decided path (an empty cell) and across slices of a large batch', async () => {
     const columns = ['email', 'first_name', 'score'];
     const setup = await open();
-    await csvRows(setup, columns, [['a@b.org', 'A', '1'], ['b@b.org', 'B', '2']]);
+    await csvRows(setup, columns, [
+      ['a@b.org', 'A', '1'],
+      ['b@b.org', 'B', '2'],
+    ]);
     // Existing members: the upsert path.
     const again = await open();
-    expect((await csvRows(again, columns, [['a@b.org', 'A2', '1'], ['b@b.org', 'B2', '2'], ['a@b.org', 'A3', '3']])).duplicate_rows).toEqual([
-      { index: 2, email: 'a@b.org', duplicate_of: 0 },
+    expect(
+      (
+        await csvRows(again, columns, [
+          ['a@b.org', 'A2', '1'],
+          ['b@b.org', 'B2', '2'],
+          ['a@b.org', 'A3', '3'],
+        ])
+      ).duplicate_rows,
+    ).toEqual([{ index: 2, email: 'a@b.org', duplicate_of: 0 }]);
+    expect((await csvRows(again, columns, [['b@b.org', 'B3', '3']])).duplicate_rows).toEqual([
+      { index: 0, email: 'b@b.org', duplicate_of: null },
     ]);
-    expect((await csvRows(again, columns, [['b@b.org', 'B3', '3']])).duplicate_rows).toEqual([{ index: 0, email: 'b@b.org', duplicate_of: null }]);
     // An empty cell is decided against the member, after a lookup.
     const partial = await open();
     expect(
-      (await csvRows(partial, columns, [['n@b.org', 'N', ''], ['a@b.org', '', '5'], ['n@b.org', 'N2', ''], ['a@b.org', 'A4', '']])).duplicate_rows,
+      (
+        await csvRows(partial, columns, [
+          ['n@b.org', 'N', ''],
+          ['a@b.org', '', '5'],
+          ['n@b.org', 'N2', ''],
+          ['a@b.org', 'A4', ''],
+        ])
+      ).duplicate_rows,
     ).toEqual([
       { index: 2, email: 'n@b.org', duplicate_of: 0 },
       { index: 3, email: 'a@b.org', duplicate_of: 1 },
     ]);
-    expect((await csvRows(partial, columns, [['n@b.org', '', '1']])).duplicate_rows).toEqual([{ index: 0, email: 'n@b.org', duplicate_of: null }]);
+    expect((await csvRows(partial, columns, [['n@b.org', '', '1']])).duplicate_rows).toEqual([
+      { index: 0, email: 'n@b.org', duplicate_of: null },
+    ]);
     // 1,200 rows: the writer thread takes them in slices of 500; row 1,100 repeats row 10.
     const big = await open();
     const rows = Array.from({ length: 1_200 }, (_, i) => [`big${i}@b.org`, `B${i}`, String(i)]);
@@ -430,11 +501,29 @@ describe('the import writer thread while it starts', () => {
       const id = (await ok(s, 'POST', '/1/members/imports', { body: {} })).import_id as number;
       const send = (rows: string[][], offset: number) =>
         ok(s, 'POST', `/1/members/imports/${id}/rows`, { body: { columns: ['email', 'groups'], rows, offset } });
-      expect(await send([['a@b.org', 'Gold'], ['b@b.org', ''], ['a@b.org', 'Gold']], 0)).toMatchObject({ num_members: 3, added: 2, duplicates: 1 });
+      expect(
+        await send(
+          [
+            ['a@b.org', 'Gold'],
+            ['b@b.org', ''],
+            ['a@b.org', 'Gold'],
+          ],
+          0,
+        ),
+      ).toMatchObject({ num_members: 3, added: 2, duplicates: 1 });
       expect(writer.batchesSent).toBe(0);
       await writer.whenReady();
       // Two in flight, as the CLI sends them: the thread takes both, in order.
-      const [second, third] = await Promise.all([send([['c@b.org', 'Gold'], ['b@b.org', 'Gold']], 3), send([['d@b.org', 'New']], 5)]);
+      const [second, third] = await Promise.all([
+        send(
+          [
+            ['c@b.org', 'Gold'],
+            ['b@b.org', 'Gold'],
+          ],
+          3,
+        ),
+        send([['d@b.org', 'New']], 5),
+      ]);
       expect(writer.batchesSent).toBe(2);
       // b@b.org is this import's already (batch 1): a duplicate, whichever connection wrote that batch.
       expect(second).toMatchObject({ num_members: 5, added: 1, updated: 0, duplicates: 1 });
@@ -446,8 +535,15 @@ describe('the import writer thread while it starts', () => {
         num_members_updated: 0,
         num_duplicates: 2,
       });
-      expect(s.db.prepare('SELECT email FROM members ORDER BY member_id').pluck().all()).toEqual(['a@b.org', 'b@b.org', 'c@b.org', 'd@b.org']);
-      const gold = s.db.prepare("SELECT m.email FROM group_members gm JOIN members m USING (member_id) JOIN member_groups g USING (member_group_id) WHERE g.group_name = 'Gold' ORDER BY 1");
+      expect(s.db.prepare('SELECT email FROM members ORDER BY member_id').pluck().all()).toEqual([
+        'a@b.org',
+        'b@b.org',
+        'c@b.org',
+        'd@b.org',
+      ]);
+      const gold = s.db.prepare(
+        "SELECT m.email FROM group_members gm JOIN members m USING (member_id) JOIN member_groups g USING (member_group_id) WHERE g.group_name = 'Gold' ORDER BY 1",
+      );
       expect(gold.pluck().all()).toEqual(['a@b.org', 'c@b.org']);
       // Kept counts agree with the rows, whichever connection wrote them.
       expect((await ok(s, 'GET', '/1/members', { query: { count: 'true' } })) as unknown).toBe(4);

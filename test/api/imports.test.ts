@@ -31,10 +31,11 @@ function runJobs() {
 
 /** Every row of every table: a failed request must leave this unchanged. */
 function allTables(): string {
-  const tables = (
+  const tables =
     // import_members is a view over import_ledger since migration 007.
-    s.db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name").all() as { name: string }[]
-  ).map((t) => t.name);
+    (s.db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name").all() as { name: string }[]).map(
+      (t) => t.name,
+    );
   expect(tables).toEqual(expect.arrayContaining(['members', 'member_imports', 'import_rows', 'import_members', 'member_groups']));
   return JSON.stringify(tables.map((t) => [t, s.db.prepare(`SELECT * FROM "${t}"`).all()]));
 }
@@ -42,12 +43,10 @@ function allTables(): string {
 const stage = (members: unknown[], extra: Record<string, unknown> = {}) =>
   ok(s, 'POST', '/1/members', { body: { members, ...extra } }).then((r) => r.import_id as number);
 const getImport = (id: number) => ok(s, 'GET', `/1/members/imports/${id}`);
-const importMembers = (id: number, query: Record<string, string> = {}) =>
-  ok(s, 'GET', `/1/members/imports/${id}/members`, { query });
+const importMembers = (id: number, query: Record<string, string> = {}) => ok(s, 'GET', `/1/members/imports/${id}/members`, { query });
 const open = (extra: Record<string, unknown> = {}) => ok(s, 'POST', '/1/members/imports', { body: extra });
 const rows = (id: number, members: unknown[]) => ok(s, 'POST', `/1/members/imports/${id}/rows`, { body: { members } });
-const finish = (id: number, error?: string) =>
-  ok(s, 'POST', `/1/members/imports/${id}/finish`, { body: error ? { error } : {} });
+const finish = (id: number, error?: string) => ok(s, 'POST', `/1/members/imports/${id}/finish`, { body: error ? { error } : {} });
 const memberByEmail = (email: string) => ok(s, 'GET', `/1/members/email/${email}`, { query: { deleted: 'true' } });
 
 /** The import record with every counter at zero; `over` sets what a test expects. */
@@ -102,9 +101,7 @@ describe('POST /{account_id}/members (a job)', () => {
     );
     expect(id).toBe(1);
     // Nothing is applied before the runner gets to it.
-    expect(await getImport(id)).toEqual(
-      record(1, { source_filename: 'audience.csv', group_ids: [news, vip] }),
-    );
+    expect(await getImport(id)).toEqual(record(1, { source_filename: 'audience.csv', group_ids: [news, vip] }));
     expect(countRows(s, 'members')).toBe(3);
     expect(countRows(s, 'import_rows')).toBe(7);
 
@@ -310,7 +307,12 @@ describe('POST /{account_id}/members (a job)', () => {
     runJobs();
     const before = allTables();
     const res = await s.call('POST', '/1/members', {
-      body: { members: [{ email: 'a@x.org', city: 'Oslo' }, { email: 'b@x.org', favourite_colour: 'red' }] },
+      body: {
+        members: [
+          { email: 'a@x.org', city: 'Oslo' },
+          { email: 'b@x.org', favourite_colour: 'red' },
+        ],
+      },
     });
     expect(res.status).toBe(400);
     expect(res.body.error).toContain('favourite_colour');
@@ -473,10 +475,7 @@ describe('GET /{account_id}/members/imports/{id}/members', () => {
     const [g] = await createGroups(s, 'G');
     const inGroup = await addMember(s, 'in.group@x.org', { group_ids: [g] });
     const outside = await addMember(s, 'outside@x.org');
-    const id = await stage(
-      [{ email: 'in.group@x.org' }, { email: 'outside@x.org' }, { email: 'new@x.org' }],
-      { group_ids: [g] },
-    );
+    const id = await stage([{ email: 'in.group@x.org' }, { email: 'outside@x.org' }, { email: 'new@x.org' }], { group_ids: [g] });
     runJobs();
     const added = (await memberByEmail('new@x.org')).member_id;
     const everyone = [
@@ -632,8 +631,14 @@ describe('streamed imports (extension)', () => {
 
   it('a killed stream (never finished) stays p with a consistent prefix', async () => {
     const id = (await open()).import_id;
-    await rows(id, [{ email: 'a@x.org', city: 'Oslo' }, { email: 'b@x.org', city: 'Rome' }]);
-    await rows(id, [{ email: 'c@x.org', city: 'Bern' }, { email: 'bad', city: 'X' }]);
+    await rows(id, [
+      { email: 'a@x.org', city: 'Oslo' },
+      { email: 'b@x.org', city: 'Rome' },
+    ]);
+    await rows(id, [
+      { email: 'c@x.org', city: 'Bern' },
+      { email: 'bad', city: 'X' },
+    ]);
     // A third batch refused as a whole changes nothing.
     const broken = await s.call('POST', `/1/members/imports/${id}/rows`, {
       body: { members: [{ email: 'd@x.org' }, { email: 'e@x.org', first_name: 5, score: [1] }], columns: ['email'] },
@@ -748,7 +753,11 @@ describe('runImport (the CLI pipeline) against the route table', () => {
         const res = await s.router.handle({
           method: call.method,
           path: call.path,
-          query: Object.fromEntries(Object.entries(call.query ?? {}).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)])),
+          query: Object.fromEntries(
+            Object.entries(call.query ?? {})
+              .filter(([, v]) => v !== undefined)
+              .map(([k, v]) => [k, String(v)]),
+          ),
           body: call.body === undefined ? undefined : JSON.stringify(call.body),
           actor: s.actor,
         });
@@ -782,7 +791,9 @@ describe('runImport (the CLI pipeline) against the route table', () => {
 
   it('falls back to POST /members jobs, one record per batch, when the service has no streamed imports', async () => {
     const api = await apiOver((call) =>
-      call.method === 'POST' && call.path === '/1/members/imports' ? new ApiError(405, 'POST is not allowed on /1/members/imports') : undefined,
+      call.method === 'POST' && call.path === '/1/members/imports'
+        ? new ApiError(405, 'POST is not allowed on /1/members/imports')
+        : undefined,
     );
     const notes: string[] = [];
     const outcome = await runImport(api, request(csv('five.csv', [...rows(4), 'short']), { batchSize: 2 }), quiet, (m) => notes.push(m), {
@@ -830,7 +841,12 @@ describe('runImport (the CLI pipeline) against the route table', () => {
     expect(failed?.message).toBe(message);
     // Rows 1-4 went in two batches; row 5 (line 6), read into the next, goes in before the import ends.
     expect(failed?.outcome).toMatchObject({ lastLine: 6, rowsRead: 5, rowsSent: 5, importId: 1 });
-    expect(await getImport(1)).toMatchObject({ status: 'e', num_members: 5, num_members_added: 5, error_message: `${message} (stopped after line 6)` });
+    expect(await getImport(1)).toMatchObject({
+      status: 'e',
+      num_members: 5,
+      num_members_added: 5,
+      error_message: `${message} (stopped after line 6)`,
+    });
     expect(countRows(s, 'members')).toBe(5);
   });
 
@@ -849,10 +865,13 @@ describe('runImport (the CLI pipeline) against the route table', () => {
     const path = `${s.dir}/dups.csv`;
     writeFileSync(
       path,
-      ['email,first_name', 'a@x.org,A', 'b@x.org,B', 'bad,X', 'c@x.org,C', 'A@x.org,A2', 'c@x.org,C2', 'short', 'b@x.org,B2'].join('\n') + '\n',
+      ['email,first_name', 'a@x.org,A', 'b@x.org,B', 'bad,X', 'c@x.org,C', 'A@x.org,A2', 'c@x.org,C2', 'short', 'b@x.org,B2'].join('\n') +
+        '\n',
     );
     const errorsOut = `${s.dir}/errors.csv`;
-    const outcome = await runImport(await apiOver(), request(path, { batchSize: 3, errorsOut }), quiet, () => undefined, { stopped: false });
+    const outcome = await runImport(await apiOver(), request(path, { batchSize: 3, errorsOut }), quiet, () => undefined, {
+      stopped: false,
+    });
     // Batches: lines 2-4, 5-7, 8-9. Line 6 repeats line 2 of the batch before; line 7 repeats line 5 of its own batch.
     expect(outcome.duplicates).toEqual([
       { line: 6, reason: 'duplicate of an earlier row, the one imported for this address' },
@@ -947,7 +966,7 @@ describe('the plain progress line (off a terminal)', () => {
   });
 });
 
-describe('openCsv (the CLI\'s CSV reader)', () => {
+describe("openCsv (the CLI's CSV reader)", () => {
   /** Reads a whole file; a slow reader (as an import waiting for its batches) pauses now and then. */
   const read = async (content: string | Buffer, slow = false) => {
     const path = `${s.dir}/in.csv`;
@@ -1005,7 +1024,9 @@ describe('openCsv (the CLI\'s CSV reader)', () => {
   });
 
   it('every line end works in any mix: CRLF, LF and a lone CR', async () => {
-    const r = await read('email,first_name\r\na1@example.com,A\r\na2@example.com,B\na3@example.com,C\ra4@example.com,D\r\n\r\ra5@example.com,E\n');
+    const r = await read(
+      'email,first_name\r\na1@example.com,A\r\na2@example.com,B\na3@example.com,C\ra4@example.com,D\r\n\r\ra5@example.com,E\n',
+    );
     expect(r).toEqual({
       header: ['email', 'first_name'],
       delimiter: ',',
@@ -1027,8 +1048,12 @@ describe('openCsv (the CLI\'s CSV reader)', () => {
     const crLines = Array.from({ length: 30_000 }, (_, i) => `m${i}@x.org;${i}`);
     const crFile = await read(`email;n\r${crLines.join('\r')}\r`);
     expect(crFile.records).toHaveLength(30_000);
-    expect(crFile.records.every(([line, values], i) => line === i + 2 && values[0] === `m${i}@x.org` && values[1] === String(i))).toBe(true);
-    expect((await read('email,first_name\r\na1@example.com,A\r\na2@example.com,B\na3@example.com,C\na4@example.com,D\r\n')).records).toEqual([
+    expect(crFile.records.every(([line, values], i) => line === i + 2 && values[0] === `m${i}@x.org` && values[1] === String(i))).toBe(
+      true,
+    );
+    expect(
+      (await read('email,first_name\r\na1@example.com,A\r\na2@example.com,B\na3@example.com,C\na4@example.com,D\r\n')).records,
+    ).toEqual([
       [2, ['a1@example.com', 'A']],
       [3, ['a2@example.com', 'B']],
       [4, ['a3@example.com', 'C']],
@@ -1067,7 +1092,9 @@ describe('openCsv (the CLI\'s CSV reader)', () => {
   });
 
   it('a stray quote inside an unquoted value is text, as spreadsheets write it', async () => {
-    const r = await read('email,last_name,city\ngood1@example.com,Smith,Oslo\ngood2@example.com,O"Brien,Dublin\ngood3@example.com,"Quoted, Name",Bergen\ngood4@example.com,5" tall,"x"\n');
+    const r = await read(
+      'email,last_name,city\ngood1@example.com,Smith,Oslo\ngood2@example.com,O"Brien,Dublin\ngood3@example.com,"Quoted, Name",Bergen\ngood4@example.com,5" tall,"x"\n',
+    );
     expect(r).toMatchObject({
       records: [
         [2, ['good1@example.com', 'Smith', 'Oslo']],
@@ -1100,7 +1127,9 @@ describe('openCsv (the CLI\'s CSV reader)', () => {
     expect(r.records).toEqual([[2, ['a@x.org', 'Oslo']]]);
     expect((r.error as Error).message).toMatch(/in\.csv is not valid UTF-8 \(line 3, byte 35\)/);
     // A character split by a chunk boundary is not an error, and an invalid byte after it is found where it is.
-    const ok = await read(Buffer.concat([Buffer.from(`email,city\na@x.org,${'x'.repeat(256 * 1024 - 20)}`), Buffer.from('ü\nb@x.org,ü\n')]));
+    const ok = await read(
+      Buffer.concat([Buffer.from(`email,city\na@x.org,${'x'.repeat(256 * 1024 - 20)}`), Buffer.from('ü\nb@x.org,ü\n')]),
+    );
     expect(ok.error).toBeUndefined();
     expect(ok.records.map(([l, v]) => [l, v[0], v[1].slice(-1)])).toEqual([
       [2, 'a@x.org', 'ü'],

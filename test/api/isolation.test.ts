@@ -48,10 +48,12 @@ type JsonSchema = {
 };
 
 const send = (actor: Actor, method: string, path: string, body?: unknown) =>
-  Promise.resolve(s.router.handle({ method, path, query: {}, body: body === undefined ? undefined : JSON.stringify(body), actor })).then((r) => ({
-    status: r.status,
-    body: r.raw ? '(file)' : (r.body as unknown),
-  }));
+  Promise.resolve(s.router.handle({ method, path, query: {}, body: body === undefined ? undefined : JSON.stringify(body), actor })).then(
+    (r) => ({
+      status: r.status,
+      body: r.raw ? '(file)' : (r.body as unknown),
+    }),
+  );
 
 /** An actor as the server would make it from a fresh key of that user. */
 function keyOf(accountId: number, email: string): Actor {
@@ -63,8 +65,12 @@ function keyOf(accountId: number, email: string): Actor {
 
 /** Every row of the given accounts, in every table that has account_id or names one of their records. */
 function digest(accounts: number[]): string {
-  const tables = s.db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite%' ORDER BY name`).pluck().all() as string[];
-  const columns = (t: string) => s.db.prepare('SELECT name, pk, type FROM pragma_table_info(?)').all(t) as { name: string; pk: number; type: string }[];
+  const tables = s.db
+    .prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite%' ORDER BY name`)
+    .pluck()
+    .all() as string[];
+  const columns = (t: string) =>
+    s.db.prepare('SELECT name, pk, type FROM pragma_table_info(?)').all(t) as { name: string; pk: number; type: string }[];
   const list = `(${accounts.join(',')})`;
   const owners = new Map<string, string>(); // key column → table
   for (const t of tables) {
@@ -75,8 +81,7 @@ function digest(accounts: number[]): string {
   return JSON.stringify(
     tables.map((t) => {
       const cols = columns(t).map((c) => c.name);
-      if (cols.includes('account_id'))
-        return s.db.prepare(`SELECT * FROM "${t}" WHERE account_id IN ${list} ORDER BY 1, 2`).all();
+      if (cols.includes('account_id')) return s.db.prepare(`SELECT * FROM "${t}" WHERE account_id IN ${list} ORDER BY 1, 2`).all();
       const links = cols.filter((c) => owners.has(c));
       if (!links.length) return [];
       const where = links.map((c) => `"${c}" IN (SELECT "${c}" FROM "${owners.get(c)}" WHERE account_id IN ${list})`).join(' OR ');
@@ -93,10 +98,18 @@ beforeAll(async () => {
   A = (await ok(s, 'POST', '/1/enterprise/subaccount', { body: { account_name: 'A' } })).account_id;
   C = (await ok(s, 'POST', '/1/enterprise/subaccount', { body: { account_name: 'C' } })).account_id;
   // A second HQ family, set up as the first: an HQ account and its owner, and a sub-account.
-  HQ2 = Number(s.db.prepare(`INSERT INTO accounts (account_name, is_hq, created_at) VALUES ('HQ 2', 1, '2026-01-01T00:00:00.000000')`).run().lastInsertRowid);
-  s.db.prepare(`INSERT INTO users (account_id, email, role, billing_access, manage_users, created_at) VALUES (?, 'owner@hq2.org', 'owner', 1, 1, '2026-01-01T00:00:00.000000')`).run(HQ2);
+  HQ2 = Number(
+    s.db.prepare(`INSERT INTO accounts (account_name, is_hq, created_at) VALUES ('HQ 2', 1, '2026-01-01T00:00:00.000000')`).run()
+      .lastInsertRowid,
+  );
+  s.db
+    .prepare(
+      `INSERT INTO users (account_id, email, role, billing_access, manage_users, created_at) VALUES (?, 'owner@hq2.org', 'owner', 1, 1, '2026-01-01T00:00:00.000000')`,
+    )
+    .run(HQ2);
   keys.attacker = keyOf(HQ2, 'owner@hq2.org');
-  B = ((await send(keys.attacker, 'POST', `/${HQ2}/enterprise/subaccount`, { account_name: 'B' })).body as { account_id: number }).account_id;
+  B = ((await send(keys.attacker, 'POST', `/${HQ2}/enterprise/subaccount`, { account_name: 'B' })).body as { account_id: number })
+    .account_id;
   keys.otherHq = keys.attacker;
   keys.sibling = keyOf(C, 'owner@localhost');
   await ok(s, 'POST', '/1/users', { body: { email: 'manager@hq1.org', role: 'manager', manage_users: true } });
@@ -123,12 +136,32 @@ async function seed(actor: Actor, account: number, tag: string) {
   await call('POST', '/webhooks', { url: 'http://127.0.0.1:9/hook', event: 'member_add' });
   await call('POST', '/fields', { shortcut_name: `${tag}_city`, field_type: 'text', display_name: `${tag} city` });
   // Two option fields and a relationship between them.
-  const region = await call('POST', '/fields', { shortcut_name: `${tag}_region`, field_type: 'text', display_name: 'Region', widget_type: 'select one', options: ['EU', 'US'] });
-  const office = await call('POST', '/fields', { shortcut_name: `${tag}_office`, field_type: 'text', display_name: 'Office', widget_type: 'radio', options: ['Oslo', 'Austin'] });
-  await call('POST', '/fields/relationships', { relationship_name: `${tag} region`, parent_field_id: region, child_field_id: office, options: { EU: ['Oslo'] } });
-  const [gold] = (await call('POST', '/groups', { groups: [{ group_name: `${tag} gold` }, { group_name: `${tag} silver` }] })).map((g: any) => g.member_group_id);
+  const region = await call('POST', '/fields', {
+    shortcut_name: `${tag}_region`,
+    field_type: 'text',
+    display_name: 'Region',
+    widget_type: 'select one',
+    options: ['EU', 'US'],
+  });
+  const office = await call('POST', '/fields', {
+    shortcut_name: `${tag}_office`,
+    field_type: 'text',
+    display_name: 'Office',
+    widget_type: 'radio',
+    options: ['Oslo', 'Austin'],
+  });
+  await call('POST', '/fields/relationships', {
+    relationship_name: `${tag} region`,
+    parent_field_id: region,
+    child_field_id: office,
+    options: { EU: ['Oslo'] },
+  });
+  const [gold] = (await call('POST', '/groups', { groups: [{ group_name: `${tag} gold` }, { group_name: `${tag} silver` }] })).map(
+    (g: any) => g.member_group_id,
+  );
   const members: number[] = [];
-  for (let i = 0; i < 3; i++) members.push((await call('POST', '/members/add', { email: `${tag}${i}@example.org`, group_ids: [gold] })).member_id);
+  for (let i = 0; i < 3; i++)
+    members.push((await call('POST', '/members/add', { email: `${tag}${i}@example.org`, group_ids: [gold] })).member_id);
   await call('PUT', '/members/status', { member_ids: [members[2]], status_to: 'o' });
   const sub = await call('POST', '/subscriptions', { name: `${tag} news` });
   await call('POST', `/subscriptions/${sub.subscription_id}/members/bulk`, { member_ids: members.slice(0, 2) });
@@ -141,7 +174,14 @@ async function seed(actor: Actor, account: number, tag: string) {
     recipient_groups: [gold],
   });
   while (advanceJobs(s.db, s.clock, 50));
-  await call('POST', '/mailings', { name: `${tag} later`, subject: 'Later', sender: `${tag}@example.org`, html_body: '<p>[% optout_url %]</p>', recipient_groups: [gold], send_at: '2030-01-01T00:00:00Z' });
+  await call('POST', '/mailings', {
+    name: `${tag} later`,
+    subject: 'Later',
+    sender: `${tag}@example.org`,
+    html_body: '<p>[% optout_url %]</p>',
+    recipient_groups: [gold],
+    send_at: '2030-01-01T00:00:00Z',
+  });
   await call('POST', '/triggers', { name: `${tag} trigger`, parent_mailing_id: mailing.mailing_id ?? mailing, event_type: 's' });
   const imp = await call('POST', '/members/imports', { source_name: `${tag} import` });
   await call('POST', `/members/imports/${imp.import_id}/rows`, { columns: ['email'], rows: [[`${tag}-i@example.org`]], offset: 0 });
@@ -164,11 +204,18 @@ async function seed(actor: Actor, account: number, tag: string) {
   const touchpointType = (await call('POST', '/touchpoints', { type_name: `${tag}_web`, display_name: 'Web' })).touchpoint_type_id;
   await call('POST', '/events/members', { events: [{ member_id: members[0], event_type_id: eventType }] });
   await call('POST', '/touchpoints/members', { touchpoints: [{ member_id: members[0], touchpoint_type_id: touchpointType }] });
-  await call('POST', '/workflows', { name: `${tag} buyers`, match: { type: 'purchase' }, actions: [{ type: 'add_to_groups', group_ids: [gold] }] });
+  await call('POST', '/workflows', {
+    name: `${tag} buyers`,
+    match: { type: 'purchase' },
+    actions: [{ type: 'add_to_groups', group_ids: [gold] }],
+  });
   const inbound = await send(actor, 'POST', `/v1/${account}/events`, { email: `${tag}0@example.org`, type: 'purchase' });
   if (inbound.status !== 200) throw new Error(`POST /v1/${account}/events: ${inbound.status} ${JSON.stringify(inbound.body)}`);
   while (advanceJobs(s.db, s.clock, 50));
-  await call('POST', '/keys', { label: `${tag} key`, user_id: s.db.prepare('SELECT user_id FROM users WHERE account_id = ? ORDER BY user_id').pluck().get(account) });
+  await call('POST', '/keys', {
+    label: `${tag} key`,
+    user_id: s.db.prepare('SELECT user_id FROM users WHERE account_id = ? ORDER BY user_id').pluck().get(account),
+  });
 }
 
 /** The victim's ids by the names the route table gives them (placeholders and body keys). */
@@ -183,7 +230,10 @@ function poolsOf(account: number): Record<string, (number | string)[]> {
   // Every table with account_id and an integer key, by its key's name (a resource added
   // later is found here; the names below are the route table's other names for them).
   const byKey: Record<string, number[]> = {};
-  for (const table of s.db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite%' AND name <> 'accounts'`).pluck().all() as string[]) {
+  for (const table of s.db
+    .prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite%' AND name <> 'accounts'`)
+    .pluck()
+    .all() as string[]) {
     const cols = s.db.prepare('SELECT name, pk, type FROM pragma_table_info(?)').all(table) as { name: string; pk: number; type: string }[];
     const pk = cols.filter((c) => c.pk > 0);
     if (cols.some((c) => c.name === 'account_id') && pk.length === 1 && pk[0].type === 'INTEGER' && pk[0].name !== 'account_id')
@@ -223,7 +273,13 @@ const recordPlaceholders = (route: Route) => [...route.path.matchAll(/\{(\w+)\}/
 
 /** The pool a placeholder or body key draws from: its name, or its name less a plural or a prefix. */
 function poolFor(key: string): (number | string)[] | undefined {
-  for (const name of [key, key.replace(/s$/, ''), key.replace(/_ids$/, '_id'), key.replace(/^(recipient|suppressed)_/, '').replace(/s$/, '_id'), key.replace(/^(recipient|suppressed)_/, '').replace(/_ids$/, '_id')]) {
+  for (const name of [
+    key,
+    key.replace(/s$/, ''),
+    key.replace(/_ids$/, '_id'),
+    key.replace(/^(recipient|suppressed)_/, '').replace(/s$/, '_id'),
+    key.replace(/^(recipient|suppressed)_/, '').replace(/_ids$/, '_id'),
+  ]) {
     if (victim[name]) return victim[name];
     if (name === 'group_id' || name === 'groups_id' || name === 'group') return victim.member_group_id;
     if (name === 'segment' || name === 'search') return victim.search_id;
@@ -238,7 +294,9 @@ function pathOf(route: Route, account: number, parent: number): string {
     if (name === 'parent_account_id') return String(parent);
     const pool = poolFor(name);
     if (!pool?.length)
-      throw new Error(`the isolation suite has no victim record for {${name}} of ${route.op}: create one in seed() (and name it in poolsOf if its key is not ${name})`);
+      throw new Error(
+        `the isolation suite has no victim record for {${name}} of ${route.op}: create one in seed() (and name it in poolsOf if its key is not ${name})`,
+      );
     return encodeURIComponent(String(pool[0]));
   });
 }
@@ -320,7 +378,8 @@ describe('isolation, generated from the route table', () => {
       for (const actor of strangers)
         for (const { body } of bodies) {
           const res = await send(actor, route.method, pathOf(route, A, HQ1), body);
-          if (!DENIED.includes(res.status)) failures.push(`${route.op} as ${actor.email} on account ${A}: ${res.status} ${JSON.stringify(res.body)}`);
+          if (!DENIED.includes(res.status))
+            failures.push(`${route.op} as ${actor.email} on account ${A}: ${res.status} ${JSON.stringify(res.body)}`);
           unchanged(`${route.op} as ${actor.email}`);
         }
       // 2. A key of the other family, on its own account, naming the victim's records:
@@ -342,7 +401,9 @@ describe('isolation, generated from the route table', () => {
         // are: the same answer as for such an id tells nothing and changed nothing.
         const ghost = await send(keys.attacker, route.method, path, bodiesOf(route, true)[bodies.indexOf(probe)].body);
         if (ghost.status !== res!.status || JSON.stringify(ghost.body) !== JSON.stringify(res!.body))
-          failures.push(`${route.op} naming account ${A}'s records in its body from ${B}: ${answer}, but ${ghost.status} ${JSON.stringify(ghost.body)} for an id that exists nowhere`);
+          failures.push(
+            `${route.op} naming account ${A}'s records in its body from ${B}: ${answer}, but ${ghost.status} ${JSON.stringify(ghost.body)} for an id that exists nowhere`,
+          );
       }
       probed++;
     }

@@ -171,7 +171,7 @@ describe('API keys', () => {
     expect(b.label).toBeNull();
   });
 
-  it("creates a key for another user of the account; 404 for an unknown user", async () => {
+  it('creates a key for another user of the account; 404 for an unknown user', async () => {
     await ok(s, 'POST', '/1/users', { body: { email: 'u@x.org', role: 'user' } });
     const k = await ok(s, 'POST', '/1/keys', { body: { user_id: 2, label: 'for u' } });
     expect([k.user_id, k.user_email]).toEqual([2, 'u@x.org']);
@@ -192,7 +192,13 @@ describe('API keys', () => {
     });
     expect(authenticate(s.db, public_key, private_key + 'x')).toBeUndefined();
     expect(authenticate(s.db, public_key, '')).toBeUndefined();
-    expect(authenticate(s.db, public_key.replace(/.$/, (c: string) => (c === '0' ? '1' : '0')), private_key)).toBeUndefined();
+    expect(
+      authenticate(
+        s.db,
+        public_key.replace(/.$/, (c: string) => (c === '0' ? '1' : '0')),
+        private_key,
+      ),
+    ).toBeUndefined();
     expect(authenticate(s.db, private_key, public_key)).toBeUndefined();
   });
 

@@ -13,8 +13,7 @@ import { allPages } from '../../src/cli/paging.js';
 import { atD, createField, createGroups, expectFieldError, ok } from './util.js';
 
 /** Ids from..to, inclusive, in order (descending when from > to). */
-const ids = (from: number, to: number) =>
-  Array.from({ length: Math.abs(to - from) + 1 }, (_, i) => (from <= to ? from + i : from - i));
+const ids = (from: number, to: number) => Array.from({ length: Math.abs(to - from) + 1 }, (_, i) => (from <= to ? from + i : from - i));
 const memberIds = (list: { member_id: number }[]) => list.map((m) => m.member_id);
 
 let s: TestService;
@@ -43,13 +42,22 @@ beforeAll(async () => {
   const html = '<p>Hi</p><a href="[% optout_url %]">opt out</a>';
   mailing = (
     await ok(s, 'POST', '/1/mailings', {
-      body: { name: 'Named', subject: 'Named', sender: 'shop@example.com', html_body: html, recipient_member_ids: ids(600, 1), suppressed_member_ids: [3, 1, 2] },
+      body: {
+        name: 'Named',
+        subject: 'Named',
+        sender: 'shop@example.com',
+        html_body: html,
+        recipient_member_ids: ids(600, 1),
+        suppressed_member_ids: [3, 1, 2],
+      },
     })
   ).mailing_id;
 
   importB = (await ok(s, 'POST', '/1/members/imports', { body: {} })).import_id;
   await ok(s, 'POST', `/1/members/imports/${importB}/rows`, {
-    body: { members: [{ email: 'm5@example.com' }, { email: 'new1@example.com' }, { email: 'm7@example.com' }, { email: 'new2@example.com' }] },
+    body: {
+      members: [{ email: 'm5@example.com' }, { email: 'new1@example.com' }, { email: 'm7@example.com' }, { email: 'new2@example.com' }],
+    },
   });
   await ok(s, 'POST', `/1/members/imports/${importB}/finish`, { body: {} });
 
@@ -58,7 +66,13 @@ beforeAll(async () => {
     sent.push(
       (
         await ok(s, 'POST', '/1/mailings', {
-          body: { name: `News ${i}`, subject: `News ${i} for [% member:first_name %]`, sender: 'shop@example.com', html_body: html, recipient_member_ids: [1] },
+          body: {
+            name: `News ${i}`,
+            subject: `News ${i} for [% member:first_name %]`,
+            sender: 'shop@example.com',
+            html_body: html,
+            recipient_member_ids: [1],
+          },
         })
       ).mailing_id,
     );

@@ -9,7 +9,8 @@ let gold: number;
 let silver: number;
 let ids: Record<string, number>;
 
-const HTML = '<p>Hi [% member:first_name | default:"friend" %]</p><a href="https://shop.example.com/sale">The sale</a> <a href="[% optout_url %]">opt out</a>';
+const HTML =
+  '<p>Hi [% member:first_name | default:"friend" %]</p><a href="https://shop.example.com/sale">The sale</a> <a href="[% optout_url %]">opt out</a>';
 const TEXT = 'Hi [% member:first_name | default:"friend" %], see https://shop.example.com/sale\nOpt out: [% optout_url %]';
 
 beforeEach(async () => {
@@ -104,15 +105,29 @@ describe('creating and reading a mailing', () => {
       ],
       heads_up_emails: ['boss@example.com'],
       links: [
-        { mailing_id: id, plaintext: false, link_id: 1, link_name: 'The sale', link_target: 'https://shop.example.com/sale', link_order: 1 },
-        { mailing_id: id, plaintext: true, link_id: 2, link_name: 'https://shop.example.com/sale', link_target: 'https://shop.example.com/sale', link_order: 2 },
+        {
+          mailing_id: id,
+          plaintext: false,
+          link_id: 1,
+          link_name: 'The sale',
+          link_target: 'https://shop.example.com/sale',
+          link_order: 1,
+        },
+        {
+          mailing_id: id,
+          plaintext: true,
+          link_id: 2,
+          link_name: 'https://shop.example.com/sale',
+          link_target: 'https://shop.example.com/sale',
+          link_order: 2,
+        },
       ],
     });
   });
 
   it('names subscriptions and segments only when asked', async () => {
     const sub = (await ok(s, 'POST', '/1/subscriptions', { body: { name: 'News' } })).subscription_id;
-    const seg = (await ok(s, 'POST', '/1/searches', { body: { name: 'Oslo', criteria: ['member_field:city', 'eq', 'Oslo'] } }));
+    const seg = await ok(s, 'POST', '/1/searches', { body: { name: 'Oslo', criteria: ['member_field:city', 'eq', 'Oslo'] } });
     const id = await create({ recipient_subscriptions: [sub], recipient_segments: [seg] });
     const plain = await get(id);
     expect(plain.recipient_subscriptions).toEqual([{ subscription_id: sub }]);
@@ -289,7 +304,11 @@ describe('the status table', () => {
 
 describe('sending', () => {
   it('moves a due mailing p → i → s → c to the audience after de-duplication, skipping opted-out and error members', async () => {
-    const id = await create({ recipient_groups: [gold, silver], recipient_emails: ['ann@example.com'], heads_up_emails: ['boss@example.com'] });
+    const id = await create({
+      recipient_groups: [gold, silver],
+      recipient_emails: ['ann@example.com'],
+      heads_up_emails: ['boss@example.com'],
+    });
     runJobs();
     const m = await get(id);
     expect(m.mailing_status).toBe('c');
@@ -329,7 +348,7 @@ describe('sending', () => {
   });
 
   it('keeps suppressed members and suppressed searches out', async () => {
-    const oslo = (await ok(s, 'POST', '/1/searches', { body: { name: 'Oslo', criteria: ['member_field:city', 'eq', 'Oslo'] } }));
+    const oslo = await ok(s, 'POST', '/1/searches', { body: { name: 'Oslo', criteria: ['member_field:city', 'eq', 'Oslo'] } });
     const id = await create({ recipient_groups: [gold, silver], suppressed_member_ids: [ids.cid], suppressed_searches: [oslo] });
     runJobs();
     expect(s.db.prepare('SELECT member_id FROM mailing_messages WHERE mailing_id = ?').pluck().all(id)).toEqual([ids.bob]);
@@ -338,7 +357,7 @@ describe('sending', () => {
   });
 
   it('sends to searches and segments and to subscribed members of subscriptions', async () => {
-    const oslo = (await ok(s, 'POST', '/1/searches', { body: { name: 'Oslo', criteria: ['member_field:city', 'eq', 'Oslo'] } }));
+    const oslo = await ok(s, 'POST', '/1/searches', { body: { name: 'Oslo', criteria: ['member_field:city', 'eq', 'Oslo'] } });
     const sub = (await ok(s, 'POST', '/1/subscriptions', { body: { name: 'News' } })).subscription_id;
     await ok(s, 'POST', `/1/subscriptions/${sub}/members/bulk`, { body: { member_ids: [ids.cid, ids.out] } });
     const id = await create({ recipient_groups: [], recipient_searches: [oslo], recipient_subscriptions: [sub] });
@@ -363,7 +382,9 @@ describe('sending', () => {
       webview_url: `https://view.amsg.example.com/1/${id}/${ids.ann}`,
     });
     // Bob has no first name: the default.
-    expect(await ok(s, 'GET', `/1/mailings/${id}/messages/${ids.bob}`, { query: { type: 'subject' } })).toEqual({ subject: 'Hello friend' });
+    expect(await ok(s, 'GET', `/1/mailings/${id}/messages/${ids.bob}`, { query: { type: 'subject' } })).toEqual({
+      subject: 'Hello friend',
+    });
     expect(Object.keys(await ok(s, 'GET', `/1/mailings/${id}/messages/${ids.bob}`, { query: { type: 'html' } }))).toEqual(['html_body']);
     expect(await ok(s, 'GET', `/1/members/${ids.ann}/mailings`)).toEqual([
       {
@@ -485,7 +506,10 @@ describe('resend, forward and recipients', () => {
   it('refuses forwards to invalid addresses and from members without the message, changing nothing', async () => {
     const id = await create();
     runJobs();
-    expectFieldError(await s.call('POST', `/1/forwards/${id}/${ids.ann}`, { body: { recipient_emails: ['pal@example.com', 'nope'] } }), 'recipient_emails[1]');
+    expectFieldError(
+      await s.call('POST', `/1/forwards/${id}/${ids.ann}`, { body: { recipient_emails: ['pal@example.com', 'nope'] } }),
+      'recipient_emails[1]',
+    );
     expect((await s.call('POST', `/1/forwards/${id}/${ids.out}`, { body: { recipient_emails: ['pal@example.com'] } })).status).toBe(404);
     expect((await s.call('POST', `/1/forwards/999/${ids.ann}`, { body: { recipient_emails: ['pal@example.com'] } })).status).toBe(404);
     expect(countRows(s, 'members', 'email = ?', 'pal@example.com')).toBe(0);
@@ -493,7 +517,7 @@ describe('resend, forward and recipients', () => {
   });
 
   it('names recipient lists and refuses lists that are not integers', async () => {
-    const seg = (await ok(s, 'POST', '/1/searches', { body: { name: 'Oslo', criteria: ['member_field:city', 'eq', 'Oslo'] } }));
+    const seg = await ok(s, 'POST', '/1/searches', { body: { name: 'Oslo', criteria: ['member_field:city', 'eq', 'Oslo'] } });
     const sub = (await ok(s, 'POST', '/1/subscriptions', { body: { name: 'News' } })).subscription_id;
     expect(
       await ok(s, 'POST', '/1/mailings/recipients', {
@@ -540,7 +564,9 @@ describe('split tests', () => {
         const { subject } = await ok(s, 'GET', `/1/mailings/${id}/messages/${m}`, { query: { type: 'subject' } });
         counts[subject] = (counts[subject] ?? 0) + 1;
       }
-      return Object.entries(counts).sort().map(([subject, n]) => ({ subject, n }));
+      return Object.entries(counts)
+        .sort()
+        .map(([subject, n]) => ({ subject, n }));
     };
     // 18 recipients (Ann, Bob and 16 more; the opted-out and error members are skipped): half is the test share.
     expect(await bySubject()).toEqual([
@@ -567,7 +593,10 @@ describe('split tests', () => {
   it('picks the variant with the most opens when the test time is up', async () => {
     const { id, variants } = await splitTest();
     runJobs();
-    const openers = s.db.prepare('SELECT member_id FROM mailing_messages WHERE mailing_id = ? AND content_mailing_id = ?').pluck().all(id, variants[1]) as number[];
+    const openers = s.db
+      .prepare('SELECT member_id FROM mailing_messages WHERE mailing_id = ? AND content_mailing_id = ?')
+      .pluck()
+      .all(id, variants[1]) as number[];
     await ok(s, 'POST', '/1/sim/open', { body: { mailing_id: id, member_id: openers[0] } });
     s.clock.advance(3_599_000);
     runJobs();

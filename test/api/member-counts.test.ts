@@ -40,8 +40,11 @@ describe('member counts', () => {
     }
   });
 
-  it('is a 404 for a group that is not the account\'s, and a 400 naming group_id for a bad id', async () => {
-    expect(await s.call('GET', '/1/members/counts', { query: { group_id: '99' } })).toEqual({ status: 404, body: { error: 'group 99 not found' } });
+  it("is a 404 for a group that is not the account's, and a 400 naming group_id for a bad id", async () => {
+    expect(await s.call('GET', '/1/members/counts', { query: { group_id: '99' } })).toEqual({
+      status: 404,
+      body: { error: 'group 99 not found' },
+    });
     const bad = await s.call('GET', '/1/members/counts', { query: { group_id: 'x' } });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatch(/^group_id: /);

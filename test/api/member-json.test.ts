@@ -118,7 +118,14 @@ describe('a page of members as JSON text', () => {
   it('values merged by an import (SQLite json_patch) and a field deleted since are written as the object path writes them', async () => {
     const id = await addMember(s, 'a@example.com', { fields: { score: 2, city: 'Oslo' } });
     const imp = (await ok(s, 'POST', '/1/members/imports', { body: {} })).import_id as number;
-    await ok(s, 'POST', `/1/members/imports/${imp}/rows`, { body: { members: [{ email: 'a@example.com', tags: ['x', 'y'], vip: false }, { email: 'b@example.com', birthday: '2000-01-01' }] } });
+    await ok(s, 'POST', `/1/members/imports/${imp}/rows`, {
+      body: {
+        members: [
+          { email: 'a@example.com', tags: ['x', 'y'], vip: false },
+          { email: 'b@example.com', birthday: '2000-01-01' },
+        ],
+      },
+    });
     await ok(s, 'POST', `/1/members/imports/${imp}/finish`);
     const fields = (await ok(s, 'GET', '/1/fields')) as { field_id: number; shortcut_name: string }[];
     await ok(s, 'DELETE', `/1/fields/${fields.find((f) => f.shortcut_name === 'tags')!.field_id}`);

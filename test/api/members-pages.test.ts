@@ -44,7 +44,9 @@ async function page(list: keyof typeof LISTS, start: number, end: number): Promi
 /** Pages at and around every anchor, and across two of them, against the list's own window. */
 async function expectPagesRight(list: keyof typeof LISTS) {
   const ids = idsOf(list);
-  const starts = [0, ANCHOR_EVERY - 1, ANCHOR_EVERY, ANCHOR_EVERY + 7, 2 * ANCHOR_EVERY - 3, 2 * ANCHOR_EVERY, ids.length - 2].filter((x) => x >= 0);
+  const starts = [0, ANCHOR_EVERY - 1, ANCHOR_EVERY, ANCHOR_EVERY + 7, 2 * ANCHOR_EVERY - 3, 2 * ANCHOR_EVERY, ids.length - 2].filter(
+    (x) => x >= 0,
+  );
   for (const start of starts) expect(await page(list, start, start + 5), `${list} from ${start}`).toEqual(ids.slice(start, start + 5));
 }
 

@@ -161,9 +161,7 @@ describe('GET /{account_id}/members', () => {
   });
 
   it('answers at most 500 members when no end is given', async () => {
-    const insert = s.db.prepare(
-      'INSERT INTO members (account_id, email, member_since, last_modified_at) VALUES (1, ?, ?, ?)',
-    );
+    const insert = s.db.prepare('INSERT INTO members (account_id, email, member_since, last_modified_at) VALUES (1, ?, ?, ?)');
     s.db.transaction(() => {
       for (let i = 1; i <= 501; i++) insert.run(`m${i}@x.org`, '2026-03-04T05:06:07.000000', '2026-03-04T05:06:07.000000');
     })();
@@ -204,9 +202,7 @@ describe('GET /{account_id}/members/{member_id}', () => {
     expect((await s.call('GET', '/1/members/1', { query: { deleted: 'false' } })).status).toBe(404);
     for (const deleted of ['true', '1']) {
       const m = await ok(s, 'GET', '/1/members/1', { query: { deleted } });
-      expect(m).toEqual(
-        baseMember(1, 'a@x.org', { deleted_at: '@D:2026-03-05T05:06:07', last_modified_at: '@D:2026-03-05T05:06:07' }),
-      );
+      expect(m).toEqual(baseMember(1, 'a@x.org', { deleted_at: '@D:2026-03-05T05:06:07', last_modified_at: '@D:2026-03-05T05:06:07' }));
     }
   });
 });
@@ -313,9 +309,11 @@ describe('POST /{account_id}/members/add', () => {
       status: 'a',
     });
     s.clock.advance(DAY);
-    expect(
-      await ok(s, 'POST', '/1/members/add', { body: { email: 'mixed@example.org', fields: { city: 'Oslo' } } }),
-    ).toEqual({ member_id: 1, added: false, status: 'a' });
+    expect(await ok(s, 'POST', '/1/members/add', { body: { email: 'mixed@example.org', fields: { city: 'Oslo' } } })).toEqual({
+      member_id: 1,
+      added: false,
+      status: 'a',
+    });
     const m = await getMember(s, 1);
     expect(m.email).toBe('mixed@example.org');
     expect(m.fields).toEqual({ city: 'Oslo' });
@@ -483,10 +481,7 @@ describe('member sms object', () => {
 
   it('a status without any phone number is a 400', async () => {
     await addMember(s, 'a@x.org');
-    expectFieldError(
-      await s.call('PUT', '/1/members/1', { body: { sms: { transactional_status: 'o' } } }),
-      'sms.transactional_status',
-    );
+    expectFieldError(await s.call('PUT', '/1/members/1', { body: { sms: { transactional_status: 'o' } } }), 'sms.transactional_status');
     expect((await getMember(s, 1)).sms).toBeNull();
   });
 });
@@ -512,9 +507,10 @@ describe('POST /{account_id}/members/signup', () => {
     await setStatus(s, [1], 'o');
     const before = snapshot(s);
     s.clock.advance(DAY);
-    expect(
-      await ok(s, 'POST', '/1/members/signup', { body: { email: 'a@x.org', group_ids: [g1], fields: { city: 'Rome' } } }),
-    ).toEqual({ member_id: 1, status: 'o' });
+    expect(await ok(s, 'POST', '/1/members/signup', { body: { email: 'a@x.org', group_ids: [g1], fields: { city: 'Rome' } } })).toEqual({
+      member_id: 1,
+      status: 'o',
+    });
     expect(snapshot(s)).toBe(before);
   });
 
@@ -523,9 +519,9 @@ describe('POST /{account_id}/members/signup', () => {
     await createField(s, { shortcut_name: 'city', field_type: 'text' });
     await addMember(s, 'a@x.org', { group_ids: [g1] });
     await setStatus(s, [1], 'o');
-    expect(
-      await ok(s, 'POST', '/1/members/signup', { body: { email: 'a@x.org', group_ids: [g1, g2], fields: { city: 'Rome' } } }),
-    ).toEqual({ member_id: 1, status: 'o' });
+    expect(await ok(s, 'POST', '/1/members/signup', { body: { email: 'a@x.org', group_ids: [g1, g2], fields: { city: 'Rome' } } })).toEqual(
+      { member_id: 1, status: 'o' },
+    );
     expect(groupMemberIds(s, g2)).toEqual([1]);
     expect((await getMember(s, 1)).fields).toEqual({ city: 'Rome' });
   });
@@ -1001,9 +997,7 @@ describe('PUT /{account_id}/members/purgeall', () => {
     await ok(s, 'PUT', '/1/members/delete', { body: { member_ids: [2, 3, 4] } });
   });
   const remaining = () =>
-    (s.db.prepare('SELECT member_id FROM members ORDER BY member_id').all() as { member_id: number }[]).map(
-      (r) => r.member_id,
-    );
+    (s.db.prepare('SELECT member_id FROM members ORDER BY member_id').all() as { member_id: number }[]).map((r) => r.member_id);
 
   it('erases every archived member and only those', async () => {
     expect(await s.call('PUT', '/1/members/purgeall', { body: {} })).toEqual({ status: 200, body: true });

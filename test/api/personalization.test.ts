@@ -46,23 +46,21 @@ describe('rendering', () => {
 
   it('renders every output tag', () => {
     expect(
-      render(
-        '[% member:first_name %] [% member:email %] [% member:member_id %] [% mailing_id %] [% optout_url %] [% webview_url %]',
-      ),
+      render('[% member:first_name %] [% member:email %] [% member:member_id %] [% mailing_id %] [% optout_url %] [% webview_url %]'),
     ).toBe('Ada ada@example.com 42 7 https://x.test/o?m=42&t=abc https://x.test/w/7');
   });
 
   it('whitespace inside a tag is free, line breaks included', () => {
-    expect(
-      render('[%member:first_name%]|[%   member : first_name   |  default : "x"  %]|[%\n\tmember:first_name\r\n%]'),
-    ).toBe('Ada|Ada|Ada');
+    expect(render('[%member:first_name%]|[%   member : first_name   |  default : "x"  %]|[%\n\tmember:first_name\r\n%]')).toBe(
+      'Ada|Ada|Ada',
+    );
   });
 
   it('field names, built-ins, system tags and keywords are case-insensitive', () => {
     const values = member({ First_Name: 'Ada', CITY: 'Oslo' });
-    expect(
-      render('[% MEMBER:FIRST_NAME %] [% Member:first_NAME %] [% member:city %] [% member:EMAIL %] [% OPTOUT_URL %]', values),
-    ).toBe('Ada Ada Oslo ada@example.com https://x.test/o?m=42&t=abc');
+    expect(render('[% MEMBER:FIRST_NAME %] [% Member:first_NAME %] [% member:city %] [% member:EMAIL %] [% OPTOUT_URL %]', values)).toBe(
+      'Ada Ada Oslo ada@example.com https://x.test/o?m=42&t=abc',
+    );
     expect(render('[% IF member:City == "Oslo" %]yes[% ELSE %]no[% END %]', values)).toBe('yes');
   });
 
@@ -220,9 +218,7 @@ describe('conditionals', () => {
   });
 
   it('built-ins and system tags work in conditions; outputs inside branches are escaped', () => {
-    expect(render('[% if member:member_id == 42 %]a[% end %][% if mailing_id != 7 %]b[% end %][% if member:email %]c[% end %]')).toBe(
-      'ac',
-    );
+    expect(render('[% if member:member_id == 42 %]a[% end %][% if mailing_id != 7 %]b[% end %][% if member:email %]c[% end %]')).toBe('ac');
     expect(render('[% if member:city %]<b>[% member:city %]</b>[% end %]', member({ city: 'A&B' }), true)).toBe('<b>A&amp;B</b>');
   });
 });
@@ -301,8 +297,16 @@ describe('validateTemplates', () => {
     ['[% if %]x[% end %]', '"if" needs a condition, as in [% if member:city %]', '[% if %]'],
     ['[% if member:city = "Oslo" %]x[% end %]', 'unexpected "=" in condition (compare with ==)', '[% if member:city = "Oslo" %]'],
     ['[% if member:city == %]x[% end %]', '"==" needs a quoted string or a number after it', '[% if member:city == %]'],
-    ['[% if member:city != member:last_name %]x[% end %]', '"!=" needs a quoted string or a number after it', '[% if member:city != member:last_name %]'],
-    ['[% if member:city == "Oslo" "Bergen" %]x[% end %]', 'unexpected string "Bergen" after the condition', '[% if member:city == "Oslo" "Bergen" %]'],
+    [
+      '[% if member:city != member:last_name %]x[% end %]',
+      '"!=" needs a quoted string or a number after it',
+      '[% if member:city != member:last_name %]',
+    ],
+    [
+      '[% if member:city == "Oslo" "Bergen" %]x[% end %]',
+      'unexpected string "Bergen" after the condition',
+      '[% if member:city == "Oslo" "Bergen" %]',
+    ],
     ['[% if member:city | default:"x" %]x[% end %]', 'unexpected "|" in condition', '[% if member:city | default:"x" %]'],
     ['[% if member:city == "Oslo %]x[% end %]', 'unterminated quoted string', '[% if member:city == "Oslo %]'],
     ['[% if city %]x[% end %]', 'unknown name "city" in condition (did you mean member:city?)', '[% if city %]'],
@@ -313,7 +317,12 @@ describe('validateTemplates', () => {
     ['[% end %]', '"end" without an open "if"'],
     ['[% if member:city %]x', '"if" without a matching "[% end %]"', '[% if member:city %]'],
     ['[% if member:city %]a[% else %]b[% else %]c[% end %]', 'a second "else" in the same "if"', '[% else %]', 33],
-    ['[% if member:city %]a[% else %]b[% elsif member:vip %]c[% end %]', '"elsif" after "else" in the same "if"', '[% elsif member:vip %]', 33],
+    [
+      '[% if member:city %]a[% else %]b[% elsif member:vip %]c[% end %]',
+      '"elsif" after "else" in the same "if"',
+      '[% elsif member:vip %]',
+      33,
+    ],
   ];
   it.each(kinds)('%s → %s', (template, reason, tag = template, column = 1) => {
     expect(check({ subject: template })).toEqual([problem('subject', 1, column, tag, reason)]);

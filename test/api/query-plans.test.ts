@@ -72,7 +72,7 @@ beforeAll(async () => {
   id.sub = (await ok(s, 'POST', '/1/subscriptions', { body: { name: 'News' } })).subscription_id;
   await ok(s, 'POST', `/1/subscriptions/${id.sub}/members/bulk`, { body: { member_ids: [id.ann, id.bob, id.eve] } });
   await ok(s, 'PUT', `/1/subscriptions/${id.sub}/members/${id.bob}/optout`);
-  id.search = (await ok(s, 'POST', '/1/searches', { body: { name: 'Oslo', criteria: ['member_field:city', 'eq', 'Oslo'] } }));
+  id.search = await ok(s, 'POST', '/1/searches', { body: { name: 'Oslo', criteria: ['member_field:city', 'eq', 'Oslo'] } });
 
   id.mailing = (
     await ok(s, 'POST', '/1/mailings', {
@@ -97,10 +97,19 @@ beforeAll(async () => {
     await ok(s, 'POST', `/1/sim/${kind}`, { body: { mailing_id: id.mailing, member_id: id.ann } });
   await ok(s, 'POST', `/1/forwards/${id.mailing}/${id.bob}`, { body: { recipient_emails: ['fwd@example.com'] } });
 
-  for (const [who, phone] of [['ann', '+4791234501'], ['bob', '+4791234502']] as const)
+  for (const [who, phone] of [
+    ['ann', '+4791234501'],
+    ['bob', '+4791234502'],
+  ] as const)
     await ok(s, 'PUT', `/1/members/${id[who]}`, { body: { sms: { phone_number: phone } } });
   id.campaign = await ok(s, 'POST', '/1/sms/campaigns', {
-    body: { sms_campaign_name: 'Sale', message: 'Hi [% member:first_name %] https://shop.example.com/', from_phone_number: '+15555550100', recipients: { groups: [id.gold] }, shorten_links: true },
+    body: {
+      sms_campaign_name: 'Sale',
+      message: 'Hi [% member:first_name %] https://shop.example.com/',
+      from_phone_number: '+15555550100',
+      recipients: { groups: [id.gold] },
+      shorten_links: true,
+    },
   });
   await ok(s, 'POST', `/1/sms/campaigns/${id.campaign}/send`, { body: {} });
   for (let i = 0; i < 100 && advanceJobs(s.db, s.clock, 1_000); i++);
@@ -115,7 +124,14 @@ beforeAll(async () => {
   // Member events, touchpoints, workflows and ingested events (two accounts' worth would not change a plan).
   await ok(s, 'POST', '/1/events', { body: { event_type: 'purchase', display_name: 'Purchase' } });
   await ok(s, 'POST', '/1/touchpoints', { body: { type_name: 'web', display_name: 'Web' } });
-  await ok(s, 'POST', '/1/events/members', { body: { events: [{ member_id: id.ann, event_type_id: 1 }, { member_id: id.bob, event_type_id: 1 }] } });
+  await ok(s, 'POST', '/1/events/members', {
+    body: {
+      events: [
+        { member_id: id.ann, event_type_id: 1 },
+        { member_id: id.bob, event_type_id: 1 },
+      ],
+    },
+  });
   await ok(s, 'POST', '/1/touchpoints/members', { body: { touchpoints: [{ member_id: id.ann, touchpoint_type_id: 1 }] } });
   id.workflow = await ok(s, 'POST', '/1/workflows', {
     body: { name: 'Buyers', match: { type: 'purchase' }, actions: [{ type: 'record_event', event_type_id: 1 }] },
@@ -245,7 +261,9 @@ describe('list routes read in index order, without a sort or a scan of the audie
   for (const r of ROUTES)
     (r.skip ? it.skip : it)(`GET ${r.path}${r.query ? `?${new URLSearchParams(r.query)}` : ''}`, async () => {
       const path = r.path.replace(/\{(\w+)\}/g, (_, name: string) => String(id[name]));
-      const query = r.query && Object.fromEntries(Object.entries(r.query).map(([k, v]) => [k, v.replace(/\{(\w+)\}/g, (_, name: string) => String(id[name]))]));
+      const query =
+        r.query &&
+        Object.fromEntries(Object.entries(r.query).map(([k, v]) => [k, v.replace(/\{(\w+)\}/g, (_, name: string) => String(id[name]))]));
       // Called once before the capture, so reads memoized per database generation (the
       // field catalog) are not in it: they cost the same whatever the audience.
       await s.call('GET', path, { query });
@@ -302,7 +320,11 @@ describe('jobs walk an index, not a table', () => {
     expect(statements[0]).toContain('webhook_deliveries');
     expect(statements[0]).toContain('webhook_events');
     expect(all.filter((sql) => /^\s*BEGIN\b/i.test(sql))).toEqual([]);
-    for (const sql of [...statements, PRUNABLE_DELIVERIES.replace('?', cutoff), `DELETE FROM webhook_events WHERE event_id IN (${PRUNABLE_EVENTS.replace('?', cutoff)})`])
+    for (const sql of [
+      ...statements,
+      PRUNABLE_DELIVERIES.replace('?', cutoff),
+      `DELETE FROM webhook_events WHERE event_id IN (${PRUNABLE_EVENTS.replace('?', cutoff)})`,
+    ])
       expect(offending(sql), sql).toEqual([]);
     const plan = (sql: string) => (s.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((p) => p.detail).join('; ');
     expect(plan(PRUNABLE_DELIVERIES.replace('?', cutoff))).toContain('USING INDEX webhook_deliveries_settled');

@@ -19,13 +19,47 @@ describe('response report counters', () => {
 
   it('give the figures of a report and of the series, and the rows of the CLI summary', () => {
     expect(FIGURES).toEqual([
-      'sent', 'delivered', 'bounced', 'opened', 'clicked_unique', 'clicked', 'forwarded',
-      'shared', 'share_clicked', 'webview_shared', 'webview_share_clicked', 'opted_out', 'signed_up',
+      'sent',
+      'delivered',
+      'bounced',
+      'opened',
+      'clicked_unique',
+      'clicked',
+      'forwarded',
+      'shared',
+      'share_clicked',
+      'webview_shared',
+      'webview_share_clicked',
+      'opted_out',
+      'signed_up',
     ]);
-    expect(SUMMARY_FIGURES).toEqual(['sent', 'delivered', 'bounced', 'opened', 'clicked_unique', 'clicked', 'forwarded', 'shared', 'opted_out', 'signed_up']);
+    expect(SUMMARY_FIGURES).toEqual([
+      'sent',
+      'delivered',
+      'bounced',
+      'opened',
+      'clicked_unique',
+      'clicked',
+      'forwarded',
+      'shared',
+      'opted_out',
+      'signed_up',
+    ]);
     expect(SUMMARY_ROWS).toEqual(['recipient_count', ...SUMMARY_FIGURES, 'in_progress', 'delivered_rate', 'open_rate', 'clicks_per_open']);
     expect(MONTH_COLUMNS).toEqual([
-      'year', 'month', 'mailings', 'sent', 'delivered', 'bounced', 'opened', 'clicked_unique', 'clicked', 'opted_out', 'delivered_rate', 'open_rate', 'clicks_per_open',
+      'year',
+      'month',
+      'mailings',
+      'sent',
+      'delivered',
+      'bounced',
+      'opened',
+      'clicked_unique',
+      'clicked',
+      'opted_out',
+      'delivered_rate',
+      'open_rate',
+      'clicks_per_open',
     ]);
   });
 });

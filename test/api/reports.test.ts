@@ -32,7 +32,15 @@ afterEach(() => s.close());
 
 async function create(over: Record<string, unknown> = {}): Promise<number> {
   const body = await ok(s, 'POST', '/1/mailings', {
-    body: { name: 'Spring', subject: 'Hello', sender: 'shop@example.com', html_body: HTML, plaintext: TEXT, recipient_groups: [gold], ...over },
+    body: {
+      name: 'Spring',
+      subject: 'Hello',
+      sender: 'shop@example.com',
+      html_body: HTML,
+      plaintext: TEXT,
+      recipient_groups: [gold],
+      ...over,
+    },
   });
   return body.mailing_id;
 }
@@ -45,7 +53,8 @@ const sim = (kind: string, mailing_id: number, member_id: number, extra: Record<
 const response = (id: number) => ok(s, 'GET', `/1/response/${id}`);
 const list = (id: number, name: string, query: Record<string, string> = {}) => ok(s, 'GET', `/1/response/${id}/${name}`, { query });
 const count = (id: number, name: string, query: Record<string, string> = {}) => list(id, name, { ...query, count: 'true' });
-const linkIds = (id: number) => s.db.prepare('SELECT link_id FROM mailing_links WHERE mailing_id = ? ORDER BY link_id').pluck().all(id) as number[];
+const linkIds = (id: number) =>
+  s.db.prepare('SELECT link_id FROM mailing_links WHERE mailing_id = ? ORDER BY link_id').pluck().all(id) as number[];
 
 /**
  * The identities every report keeps: each figure is the number of rows of its list
@@ -87,7 +96,10 @@ async function expectIdentities(id: number) {
   const where = m.split_test_id === null ? 'mailing_id = ?' : 'mailing_id = ? AND content_mailing_id = ?';
   const args = m.split_test_id === null ? [id] : [m.split_test_id, id];
   const recount = (table: string, extra = '1') =>
-    s.db.prepare(`SELECT COUNT(*) FROM ${table} WHERE ${where} AND ${extra}`).pluck().get(...args) as number;
+    s.db
+      .prepare(`SELECT COUNT(*) FROM ${table} WHERE ${where} AND ${extra}`)
+      .pluck()
+      .get(...args) as number;
   expect({
     sent: r.sent,
     delivered: r.delivered,
@@ -110,9 +122,16 @@ async function expectIdentities(id: number) {
     opted_out: recount('mailing_optouts'),
   });
   const queue = m.split_test_id === null ? 'mailing_id = ?' : 'mailing_id = ? AND content_mailing_id = ?';
-  expect(r.in_progress).toBe(s.db.prepare(`SELECT COUNT(*) FROM mailing_queue WHERE ${queue}`).pluck().get(...args));
+  expect(r.in_progress).toBe(
+    s.db
+      .prepare(`SELECT COUNT(*) FROM mailing_queue WHERE ${queue}`)
+      .pluck()
+      .get(...args),
+  );
   for (const l of links) {
-    const c = s.db.prepare('SELECT COUNT(*) AS total, COUNT(DISTINCT member_id) AS uniq FROM mailing_clicks WHERE link_id = ?').get(l.link_id) as any;
+    const c = s.db
+      .prepare('SELECT COUNT(*) AS total, COUNT(DISTINCT member_id) AS uniq FROM mailing_clicks WHERE link_id = ?')
+      .get(l.link_id) as any;
     expect([l.total_clicks, l.unique_clicks]).toEqual([c.total, c.uniq]);
   }
   return r;
@@ -185,9 +204,33 @@ describe('GET /response/{mailing_id}', () => {
     });
     expect(await count(id, 'deliveries', { result: 'hard' })).toBe(1);
     expect(await list(id, 'links')).toEqual([
-      { link_id: sale, link_order: 1, link_name: 'The sale', link_target: 'https://shop.example.com/sale', plaintext: false, unique_clicks: 2, total_clicks: 2 },
-      { link_id: fresh, link_order: 2, link_name: 'New', link_target: 'https://shop.example.com/new', plaintext: false, unique_clicks: 1, total_clicks: 2 },
-      { link_id: fresh + 1, link_order: 3, link_name: 'https://shop.example.com/sale', link_target: 'https://shop.example.com/sale', plaintext: true, unique_clicks: 0, total_clicks: 0 },
+      {
+        link_id: sale,
+        link_order: 1,
+        link_name: 'The sale',
+        link_target: 'https://shop.example.com/sale',
+        plaintext: false,
+        unique_clicks: 2,
+        total_clicks: 2,
+      },
+      {
+        link_id: fresh,
+        link_order: 2,
+        link_name: 'New',
+        link_target: 'https://shop.example.com/new',
+        plaintext: false,
+        unique_clicks: 1,
+        total_clicks: 2,
+      },
+      {
+        link_id: fresh + 1,
+        link_order: 3,
+        link_name: 'https://shop.example.com/sale',
+        link_target: 'https://shop.example.com/sale',
+        plaintext: true,
+        unique_clicks: 0,
+        total_clicks: 0,
+      },
     ]);
     expect(await count(id, 'clicks', { member_id: String(ids.bob) })).toBe(3);
     // Another mailing's link has no clicks in this one.
@@ -254,7 +297,15 @@ describe('GET /response/{mailing_id}', () => {
     expect([r.in_progress, r.sent]).toEqual([16, 0]);
     const inProgress = await list(id, 'in_progress', { end: '1' });
     expect(inProgress).toEqual([
-      { member_id: ids.ann, email: 'ann@example.com', email_user: 'ann', email_domain: 'example.com', member_since: atD(T0), member_status_id: 'a', fields: { first_name: 'Ann' } },
+      {
+        member_id: ids.ann,
+        email: 'ann@example.com',
+        email_user: 'ann',
+        email_domain: 'example.com',
+        member_since: atD(T0),
+        member_status_id: 'a',
+        fields: { first_name: 'Ann' },
+      },
     ]);
     await ok(s, 'PUT', `/1/mailings/${id}`, { body: { status: 'paused' } });
     await ok(s, 'DELETE', `/1/mailings/cancel/${id}`);
@@ -297,9 +348,10 @@ describe('GET /response/{mailing_id}', () => {
     const variants = (await ok(s, 'GET', `/1/mailings/${id}`)).split_test.variants.map((v: any) => v.mailing_id);
     runJobs();
     // 20 recipients, the test share 10 (5 each), 10 waiting for the winner.
-    expect((await expectIdentities(id))).toMatchObject({ sent: 10, in_progress: 10 });
-    expect((await expectIdentities(variants[0]))).toMatchObject({ sent: 5, in_progress: 0 });
-    const got = (v: number) => s.db.prepare('SELECT member_id FROM mailing_messages WHERE mailing_id = ? AND content_mailing_id = ?').pluck().all(id, v) as number[];
+    expect(await expectIdentities(id)).toMatchObject({ sent: 10, in_progress: 10 });
+    expect(await expectIdentities(variants[0])).toMatchObject({ sent: 5, in_progress: 0 });
+    const got = (v: number) =>
+      s.db.prepare('SELECT member_id FROM mailing_messages WHERE mailing_id = ? AND content_mailing_id = ?').pluck().all(id, v) as number[];
     const [a1, a2] = got(variants[0]);
     const [b1] = got(variants[1]);
     await sim('open', id, a1);
@@ -307,7 +359,7 @@ describe('GET /response/{mailing_id}', () => {
     await sim('click', id, b1);
     await sim('optout', id, b1);
     await ok(s, 'POST', `/1/mailings/${id}/winner/${variants[1]}`, { body: {} });
-    expect((await expectIdentities(variants[1]))).toMatchObject({ sent: 5, in_progress: 10 });
+    expect(await expectIdentities(variants[1])).toMatchObject({ sent: 5, in_progress: 10 });
     runJobs();
     const whole = await expectIdentities(id);
     const [va, vb] = [await expectIdentities(variants[0]), await expectIdentities(variants[1])];
@@ -336,8 +388,24 @@ describe('GET /response (by month)', () => {
     await sim('bounce', mar1, ids.bob);
     await sim('click', mar2, ids.cid);
     const month = (year: number, m: number, over: Record<string, number>) => ({
-      account_id: 1, month: m, year, mailings: 1, sent: 4, delivered: 4, bounced: 0, opened: 0, clicked_unique: 0, clicked: 0,
-      forwarded: 0, shared: 0, share_clicked: 0, webview_shared: 0, webview_share_clicked: 0, opted_out: 0, signed_up: 0, ...over,
+      account_id: 1,
+      month: m,
+      year,
+      mailings: 1,
+      sent: 4,
+      delivered: 4,
+      bounced: 0,
+      opened: 0,
+      clicked_unique: 0,
+      clicked: 0,
+      forwarded: 0,
+      shared: 0,
+      share_clicked: 0,
+      webview_shared: 0,
+      webview_share_clicked: 0,
+      opted_out: 0,
+      signed_up: 0,
+      ...over,
     });
     const jan26 = month(2026, 1, { opened: 1, forwarded: 1 });
     const mar26 = month(2026, 3, { mailings: 2, sent: 8, delivered: 7, bounced: 1, opened: 1, clicked_unique: 1, clicked: 1 });
@@ -363,7 +431,9 @@ describe('GET /response (by month)', () => {
     runJobs();
     s.db.prepare(`INSERT INTO accounts (account_id, account_name, created_at) VALUES (2, 'Other', '2026-01-01T00:00:00.000000')`).run();
     s.db
-      .prepare(`INSERT INTO users (account_id, email, role, billing_access, manage_users, created_at) VALUES (2, 'owner@other.org', 'owner', 1, 1, '2026-01-01T00:00:00.000000')`)
+      .prepare(
+        `INSERT INTO users (account_id, email, role, billing_access, manage_users, created_at) VALUES (2, 'owner@other.org', 'owner', 1, 1, '2026-01-01T00:00:00.000000')`,
+      )
       .run();
     const actor = localActor(s.db, 2);
     for (const path of [`/2/response/${id}`, `/2/response/${id}/opens`, `/2/response/${id}/links`]) {
@@ -388,7 +458,12 @@ describe('the lists walk an index of their records', () => {
       const id = await create();
       runJobs();
       await sim('open', id, ann);
-      for (const [name, query] of [['opens', {}], ['shares', {}], ['deliveries', { result: 'hard' }], ['deliveries', { result: 'bounced' }]] as const) {
+      for (const [name, query] of [
+        ['opens', {}],
+        ['shares', {}],
+        ['deliveries', { result: 'hard' }],
+        ['deliveries', { result: 'bounced' }],
+      ] as const) {
         await list(id, name, query);
         const { statements } = await s.capture(() => list(id, name, query));
         for (const sql of statements.filter((q) => q.includes('FROM mailing_messages')))
@@ -413,9 +488,20 @@ describe('the route table', () => {
     expect(response.map((r) => r.path.replace('/{account_id}/response', '') || '/')).toEqual([
       '/',
       '/{mailing_id}',
-      ...['sends', 'in_progress', 'deliveries', 'opens', 'optouts', 'signups', 'links', 'clicks', 'forwards', 'shares', 'customer_shares', 'customer_share_clicks'].map(
-        (n) => `/{mailing_id}/${n}`,
-      ),
+      ...[
+        'sends',
+        'in_progress',
+        'deliveries',
+        'opens',
+        'optouts',
+        'signups',
+        'links',
+        'clicks',
+        'forwards',
+        'shares',
+        'customer_shares',
+        'customer_share_clicks',
+      ].map((n) => `/{mailing_id}/${n}`),
     ]);
     for (const r of response) expect([r.method, r.access, r.extension]).toEqual(['GET', 'user', true]);
     const doc = openapiDocument(ROUTES, '0.0.0') as any;

@@ -19,9 +19,11 @@ const membersSql = (db: Database.Database) =>
 
 /** Whether an insert into members builds a temporary index (the IN list's cost) in its program. */
 const insertBuildsIndex = (db: Database.Database) =>
-  (db.prepare("EXPLAIN INSERT INTO members (account_id, email, member_since, last_modified_at) VALUES (1, 'x@example.com', 'now', 'now')").all() as { opcode: string }[]).some(
-    (op) => op.opcode === 'OpenEphemeral',
-  );
+  (
+    db
+      .prepare("EXPLAIN INSERT INTO members (account_id, email, member_since, last_modified_at) VALUES (1, 'x@example.com', 'now', 'now')")
+      .all() as { opcode: string }[]
+  ).some((op) => op.opcode === 'OpenEphemeral');
 
 const insertWithStatus = (db: Database.Database, email: string, status: string) =>
   db
@@ -54,13 +56,17 @@ describe('migration 025: the members status CHECK as comparisons', () => {
   it('a new database checks the status without an IN list, builds no temporary index per insert, and still refuses other statuses', () => {
     const db: Db = openDb(join(dir, 'new.db'));
     try {
-      expect(membersSql(db)).toContain("CHECK (member_status_id = 'a' OR member_status_id = 'e' OR member_status_id = 'o' OR member_status_id = 'f')");
+      expect(membersSql(db)).toContain(
+        "CHECK (member_status_id = 'a' OR member_status_id = 'e' OR member_status_id = 'o' OR member_status_id = 'f')",
+      );
       expect(membersSql(db)).not.toContain("member_status_id IN ('a','e','o','f')");
       expect(insertBuildsIndex(db)).toBe(false);
       db.exec("INSERT INTO accounts (account_id, account_name, created_at) VALUES (1, 'one', 'now')");
       for (const s of ['a', 'e', 'o', 'f']) expect(insertWithStatus(db, `${s}@example.com`, s).changes).toBe(1);
       for (const bad of ['x', 'A', ''])
-        expect(() => insertWithStatus(db, `${bad || 'empty'}-bad@example.com`, bad)).toThrow(expect.objectContaining({ code: 'SQLITE_CONSTRAINT_CHECK' }));
+        expect(() => insertWithStatus(db, `${bad || 'empty'}-bad@example.com`, bad)).toThrow(
+          expect.objectContaining({ code: 'SQLITE_CONSTRAINT_CHECK' }),
+        );
       expect(() => db.prepare("UPDATE members SET member_status_id = 'z' WHERE email = 'a@example.com'").run()).toThrow(
         expect.objectContaining({ code: 'SQLITE_CONSTRAINT_CHECK' }),
       );

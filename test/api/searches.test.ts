@@ -292,18 +292,23 @@ describe('saved searches: create, read, list, update, delete', () => {
     expectFieldError(await s.call('POST', '/1/searches', { body: { criteria: ['member_status_id', 'eq', 'a'] } }), 'name');
     expect(await s.call('POST', '/1/searches', { body: { name: 'X', criteria: { group: 1 } } })).toEqual({
       status: 400,
-      body: { error: 'criteria: must be a condition list such as ["group", "eq", "Gold"], or a string holding its JSON', field: 'criteria' },
+      body: {
+        error: 'criteria: must be a condition list such as ["group", "eq", "Gold"], or a string holding its JSON',
+        field: 'criteria',
+      },
     });
     expectFieldError(await s.call('POST', '/1/searches', { body: { name: 7, criteria: ['member_status_id', 'eq', 'a'] } }), 'name');
     expectFieldError(await s.call('PUT', '/1/searches/1', { body: { criteria: 5 } }), 'criteria');
     expect(countRows(s, 'searches')).toBe(0);
   });
 
-  it('answers 404 for a missing, deleted or other account\'s search, and for bad ids 400', async () => {
+  it("answers 404 for a missing, deleted or other account's search, and for bad ids 400", async () => {
     await create('Mine', ['member_status_id', 'eq', 'a']);
     s.db.prepare(`INSERT INTO accounts (account_id, account_name, created_at) VALUES (2, 'Other', 'x')`).run();
     s.db
-      .prepare(`INSERT INTO searches (search_id, account_id, name, criteria, created_at) VALUES (50, 2, 'Theirs', '["member_status_id","eq","a"]', 'x')`)
+      .prepare(
+        `INSERT INTO searches (search_id, account_id, name, criteria, created_at) VALUES (50, 2, 'Theirs', '["member_status_id","eq","a"]', 'x')`,
+      )
       .run();
     const theirs = { status: 404, body: { error: 'search 50 not found' } };
     expect(await s.call('GET', '/1/searches/50')).toEqual(theirs);
@@ -316,16 +321,23 @@ describe('saved searches: create, read, list, update, delete', () => {
     expect(await ok(s, 'DELETE', '/1/searches/1')).toBe(true);
     expect(await s.call('GET', '/1/searches/1')).toEqual({ status: 404, body: { error: 'search 1 not found' } });
     expect(await s.call('DELETE', '/1/searches/1')).toEqual({ status: 404, body: { error: 'search 1 not found' } });
-    expect(await s.call('PUT', '/1/searches/1', { body: { name: 'Back' } })).toEqual({ status: 404, body: { error: 'search 1 not found' } });
+    expect(await s.call('PUT', '/1/searches/1', { body: { name: 'Back' } })).toEqual({
+      status: 404,
+      body: { error: 'search 1 not found' },
+    });
     expectFieldError(await s.call('GET', '/1/searches/abc'), 'search_id');
     expect(s.db.prepare('SELECT name FROM searches WHERE search_id = 50').pluck().get()).toBe('Theirs');
   });
 
   it('marks every search and segment route as an extension in openapi.json', async () => {
     const doc = (await s.call('GET', '/openapi.json')).body;
-    const ops = ['/{account_id}/searches', '/{account_id}/searches/{search_id}', '/{account_id}/searches/{search_id}/members', '/{account_id}/segments', '/{account_id}/segments/{segment_id}'].flatMap(
-      (path) => Object.values(doc.paths[path]) as any[],
-    );
+    const ops = [
+      '/{account_id}/searches',
+      '/{account_id}/searches/{search_id}',
+      '/{account_id}/searches/{search_id}/members',
+      '/{account_id}/segments',
+      '/{account_id}/segments/{segment_id}',
+    ].flatMap((path) => Object.values(doc.paths[path]) as any[]);
     expect(ops.map((o) => o.operationId).sort()).toEqual([
       'searches.create',
       'searches.delete',
@@ -504,7 +516,15 @@ describe('the stored result: reads never write, the background refresh keeps it'
     // A budget of 0 is one step a call.
     expect(advanceJobs(s.db, s.clock, 0)).toBe(true);
     expect(refresh()).toEqual([
-      { search_id: 1, started_at: '2026-03-04T05:07:00.000000', done_to: 10_000, active_count: 4_950, error_count: 0, optout_count: 50, ms: expect.any(Number) },
+      {
+        search_id: 1,
+        started_at: '2026-03-04T05:07:00.000000',
+        done_to: 10_000,
+        active_count: 4_950,
+        error_count: 0,
+        optout_count: 50,
+        ms: expect.any(Number),
+      },
     ]);
     expect(await counts(1)).toEqual([12_500, 0, 0]);
     // A change in a range already done is the next refresh's.
@@ -569,7 +589,9 @@ describe('the stored result: reads never write, the background refresh keeps it'
   it('a search with no result yet (as migration 012 leaves older ones) reads as zeros and is computed first', async () => {
     await seedAudience();
     await create('Example', ['member:email', 'contains', '*@example.com']);
-    s.db.exec('DELETE FROM search_results; UPDATE searches SET cached_at = NULL, last_run_at = NULL, active_count = 0, optout_count = 0, member_count = 0');
+    s.db.exec(
+      'DELETE FROM search_results; UPDATE searches SET cached_at = NULL, last_run_at = NULL, active_count = 0, optout_count = 0, member_count = 0',
+    );
     expect(await ok(s, 'GET', '/1/searches/1')).toEqual(
       search(1, 'Example', ['member:email', 'contains', '*@example.com'], { cached_at: null, last_run_at: null }),
     );
@@ -588,13 +610,18 @@ describe('the stored result: reads never write, the background refresh keeps it'
     // Another account's search, written straight in: that account has no owner to act as.
     s.db.prepare(`INSERT INTO accounts (account_id, account_name, created_at) VALUES (2, 'Other', 'x')`).run();
     s.db
-      .prepare(`INSERT INTO searches (search_id, account_id, name, criteria, created_at) VALUES (50, 2, 'Theirs', '["member_status_id","eq","a"]', 'x')`)
+      .prepare(
+        `INSERT INTO searches (search_id, account_id, name, criteria, created_at) VALUES (50, 2, 'Theirs', '["member_status_id","eq","a"]', 'x')`,
+      )
       .run();
     await addMember(s, 'bob@example.com');
     s.clock.set('2026-03-04T06:00:00Z');
     runJobs();
     expect(await counts(1)).toEqual([2, 0, 0]);
-    expect(s.db.prepare('SELECT cached_at, member_count FROM searches WHERE search_id = 50').get()).toEqual({ cached_at: null, member_count: 0 });
+    expect(s.db.prepare('SELECT cached_at, member_count FROM searches WHERE search_id = 50').get()).toEqual({
+      cached_at: null,
+      member_count: 0,
+    });
   });
 
   it('deleting a search drops its stored result', async () => {
@@ -614,7 +641,9 @@ describe('the stored result: reads never write, the background refresh keeps it'
     const planOf = (sql: string) => (s.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((p) => p.detail);
     /** Plan lines that sort, or read members (m) or search_results whole. */
     const offending = (sql: string) =>
-      planOf(sql).filter((d) => d.includes('USE TEMP B-TREE FOR ORDER BY') || /^SCAN (members|m|search_results)\b(?! USING (COVERING )?INDEX)/.test(d));
+      planOf(sql).filter(
+        (d) => d.includes('USE TEMP B-TREE FOR ORDER BY') || /^SCAN (members|m|search_results)\b(?! USING (COVERING )?INDEX)/.test(d),
+      );
     // A plain BEGIN is a read snapshot (the Router reads a GET in one); IMMEDIATE or EXCLUSIVE takes the write lock.
     const isWrite = (sql: string) => /^\s*(INSERT|UPDATE|DELETE|REPLACE|BEGIN\s+(IMMEDIATE|EXCLUSIVE)|CREATE|DROP|ALTER)\b/i.test(sql);
 
@@ -628,7 +657,9 @@ describe('the stored result: reads never write, the background refresh keeps it'
       reads.push(...statements);
     }
     for (const sql of reads) expect(offending(sql), sql).toEqual([]);
-    const detail = reads.filter((sql) => /FROM searches WHERE account_id = [\d.]+ AND search_id = [\d.]+ AND deleted_at IS NULL$/.test(sql));
+    const detail = reads.filter((sql) =>
+      /FROM searches WHERE account_id = [\d.]+ AND search_id = [\d.]+ AND deleted_at IS NULL$/.test(sql),
+    );
     expect(detail.length).toBeGreaterThan(0);
     for (const sql of detail) expect(planOf(sql)).toEqual(['SEARCH searches USING INTEGER PRIMARY KEY (rowid=?)']);
     const list = reads.filter((sql) => /ORDER BY search_id LIMIT/.test(sql));
@@ -636,7 +667,9 @@ describe('the stored result: reads never write, the background refresh keeps it'
     for (const sql of list) expect(planOf(sql)).toEqual(['SEARCH searches USING INDEX searches_live (account_id=?)']);
     // A page: entries of the result's primary key, then the page's members by id; the
     // members archived since are found on their index and looked up in the result.
-    const pages = reads.filter((sql) => /^SELECT member_id FROM search_results WHERE search_id = [\d.]+ ORDER BY member_id LIMIT/.test(sql));
+    const pages = reads.filter((sql) =>
+      /^SELECT member_id FROM search_results WHERE search_id = [\d.]+ ORDER BY member_id LIMIT/.test(sql),
+    );
     expect(pages.length).toBe(2);
     for (const sql of pages) expect(planOf(sql)).toEqual(['SEARCH search_results USING PRIMARY KEY (search_id=?)']);
     const byId = reads.filter((sql) => /^SELECT m\.\* FROM members m WHERE m\.member_id IN/.test(sql));
@@ -764,7 +797,11 @@ describe('criteria: operators and predicates', () => {
     expect(await matching(['not', ['member_field:city', 'eq', 'Oslo']])).toEqual([2, 4]);
     expect(await matching(['and', ['group', 'eq', 'Gold']])).toEqual([1, 3]);
     expect(
-      await matching(['or', ['and', ['group', 'eq', 'Gold'], ['not', ['member_field:age', 'gt', 40]]], ['member:email', 'contains', 'di@*']]),
+      await matching([
+        'or',
+        ['and', ['group', 'eq', 'Gold'], ['not', ['member_field:age', 'gt', 40]]],
+        ['member:email', 'contains', 'di@*'],
+      ]),
     ).toEqual([1, 4]);
     // A long "and" compiles to a balanced tree, well inside SQLite's expression depth.
     expect(await matching(['and', ...Array.from({ length: 400 }, () => ['member_field:age', 'gt', 1])])).toEqual([1, 2, 3]);
@@ -839,7 +876,9 @@ describe('criteria: cycles and deleting searches in use', () => {
       status: 400,
       body: { error: 'criteria[2]: a search cannot contain itself (search 1 → 1)', field: 'criteria[2]' },
     });
-    expect(await s.call('PUT', '/1/searches/1', { body: { criteria: ['and', ['member_status_id', 'eq', 'a'], ['search', 'in', [3]]] } })).toEqual({
+    expect(
+      await s.call('PUT', '/1/searches/1', { body: { criteria: ['and', ['member_status_id', 'eq', 'a'], ['search', 'in', [3]]] } }),
+    ).toEqual({
       status: 400,
       body: { error: 'criteria[2][2][0]: a search cannot contain itself (search 1 → 3 → 2 → 1)', field: 'criteria[2][2][0]' },
     });
@@ -863,49 +902,159 @@ describe('criteria: every refusal names the place and the reason', () => {
 
   const cases: [string, unknown, string, string][] = [
     ['not JSON text', '["and", ', 'criteria', 'is not valid JSON'],
-    ['not a list', '"group"', 'criteria', 'must be a list: a predicate ["and" | "or" | "not", …] or a condition [subject, operator, value…], got "group"'],
+    [
+      'not a list',
+      '"group"',
+      'criteria',
+      'must be a list: a predicate ["and" | "or" | "not", …] or a condition [subject, operator, value…], got "group"',
+    ],
     ['an empty list', [], 'criteria', 'must not be an empty list'],
-    ['a number where a subject belongs', [7, 'eq', 1], 'criteria[0]', 'must be a predicate (and, or, not) or a subject (member_field:<shortcut_name>, member:email, member_status_id, member_since, group, subscription, search, segment), got 7'],
-    ['an unknown operator', ['and', ['member_field:city', 'eq', 'Oslo'], ['group', 'equals', 'Gold']], 'criteria[2][1]', 'unknown operator "equals" (eq, lt, gt, between, contains, in, any)'],
+    [
+      'a number where a subject belongs',
+      [7, 'eq', 1],
+      'criteria[0]',
+      'must be a predicate (and, or, not) or a subject (member_field:<shortcut_name>, member:email, member_status_id, member_since, group, subscription, search, segment), got 7',
+    ],
+    [
+      'an unknown operator',
+      ['and', ['member_field:city', 'eq', 'Oslo'], ['group', 'equals', 'Gold']],
+      'criteria[2][1]',
+      'unknown operator "equals" (eq, lt, gt, between, contains, in, any)',
+    ],
     ['a missing operator', ['and', ['group']], 'criteria[1]', 'a condition is [subject, operator, value…]; the operator is missing'],
-    ['an unknown subject', ['or', ['member:city', 'eq', 'Oslo']], 'criteria[1][0]', 'unknown subject "member:city" (member_field:<shortcut_name>, member:email, member_status_id, member_since, group, subscription, search, segment)'],
+    [
+      'an unknown subject',
+      ['or', ['member:city', 'eq', 'Oslo']],
+      'criteria[1][0]',
+      'unknown subject "member:city" (member_field:<shortcut_name>, member:email, member_status_id, member_since, group, subscription, search, segment)',
+    ],
     ['an unknown field', ['member_field:town', 'eq', 'Oslo'], 'criteria[0]', 'unknown field "town" (see GET /fields)'],
-    ['a field subject without a name', ['member_field:', 'eq', 'Oslo'], 'criteria[0]', 'names no field: write member_field:<shortcut_name>'],
+    [
+      'a field subject without a name',
+      ['member_field:', 'eq', 'Oslo'],
+      'criteria[0]',
+      'names no field: write member_field:<shortcut_name>',
+    ],
     ['upper-case predicates', ['AND', ['group', 'eq', 'Gold']], 'criteria[0]', 'predicates are lower case: "and", not "AND"'],
     ['"and" without operands', ['and'], 'criteria', '"and" takes at least one condition'],
     ['"or" without operands', ['not', ['or']], 'criteria[1]', '"or" takes at least one condition'],
-    ['"not" with two operands', ['not', ['group', 'eq', 'Gold'], ['group', 'eq', 'Silver']], 'criteria', '"not" takes exactly one condition, got 2'],
-    ['an operand that is no list', ['and', 'group'], 'criteria[1]', 'must be a list: a predicate ["and" | "or" | "not", …] or a condition [subject, operator, value…], got "group"'],
+    [
+      '"not" with two operands',
+      ['not', ['group', 'eq', 'Gold'], ['group', 'eq', 'Silver']],
+      'criteria',
+      '"not" takes exactly one condition, got 2',
+    ],
+    [
+      'an operand that is no list',
+      ['and', 'group'],
+      'criteria[1]',
+      'must be a list: a predicate ["and" | "or" | "not", …] or a condition [subject, operator, value…], got "group"',
+    ],
     ['eq with two values', ['member_field:city', 'eq', 'Oslo', 'Bergen'], 'criteria', '"eq" takes one value, got 2'],
     ['eq without a value', ['member_field:city', 'eq'], 'criteria', '"eq" takes one value, got 0'],
-    ['between with one value', ['member_field:age', 'between', 20], 'criteria', '"between" takes two values (low and high, inclusive), got 1'],
-    ['in with loose values', ['member_field:city', 'in', 'Oslo', 'Bergen'], 'criteria', '"in" takes one list of values, e.g. [subject, "in", ["a", "b"]], got 2 operands'],
+    [
+      'between with one value',
+      ['member_field:age', 'between', 20],
+      'criteria',
+      '"between" takes two values (low and high, inclusive), got 1',
+    ],
+    [
+      'in with loose values',
+      ['member_field:city', 'in', 'Oslo', 'Bergen'],
+      'criteria',
+      '"in" takes one list of values, e.g. [subject, "in", ["a", "b"]], got 2 operands',
+    ],
     ['in with a scalar', ['member_field:city', 'in', 'Oslo'], 'criteria[2]', 'must be a non-empty list of values, got "Oslo"'],
     ['in with an empty list', ['group', 'in', []], 'criteria[2]', 'must be a non-empty list of values, got []'],
-    ['any on a text field', ['member_field:city', 'any', ['Oslo']], 'criteria[1]', 'operator "any" does not apply to text field "city" (eq, lt, gt, between, contains, in)'],
-    ['contains on a numeric field', ['member_field:age', 'contains', '3*'], 'criteria[1]', 'operator "contains" does not apply to numeric field "age" (eq, lt, gt, between, in)'],
+    [
+      'any on a text field',
+      ['member_field:city', 'any', ['Oslo']],
+      'criteria[1]',
+      'operator "any" does not apply to text field "city" (eq, lt, gt, between, contains, in)',
+    ],
+    [
+      'contains on a numeric field',
+      ['member_field:age', 'contains', '3*'],
+      'criteria[1]',
+      'operator "contains" does not apply to numeric field "age" (eq, lt, gt, between, in)',
+    ],
     ['lt on a boolean field', ['member_field:vip', 'lt', true], 'criteria[1]', 'operator "lt" does not apply to boolean field "vip" (eq)'],
-    ['lt on a text[] field', ['member_field:tags', 'lt', 'b'], 'criteria[1]', 'operator "lt" does not apply to text[] field "tags" (eq, contains, in, any)'],
+    [
+      'lt on a text[] field',
+      ['member_field:tags', 'lt', 'b'],
+      'criteria[1]',
+      'operator "lt" does not apply to text[] field "tags" (eq, contains, in, any)',
+    ],
     ['lt on a group', ['group', 'lt', 'Gold'], 'criteria[1]', 'operator "lt" does not apply to group (eq, in, any)'],
-    ['contains on member_status_id', ['member_status_id', 'contains', 'a'], 'criteria[1]', 'operator "contains" does not apply to member_status_id (eq, in)'],
+    [
+      'contains on member_status_id',
+      ['member_status_id', 'contains', 'a'],
+      'criteria[1]',
+      'operator "contains" does not apply to member_status_id (eq, in)',
+    ],
     ['a word where a number belongs', ['member_field:age', 'gt', 'old'], 'criteria[2]', 'must be a number for a numeric field, got "old"'],
-    ['a second bound that is no number', ['member_field:age', 'between', 1, 'x'], 'criteria[3]', 'must be a number for a numeric field, got "x"'],
-    ['a list item that is no number', ['member_field:age', 'in', [1, 'x']], 'criteria[2][1]', 'must be a number for a numeric field, got "x"'],
+    [
+      'a second bound that is no number',
+      ['member_field:age', 'between', 1, 'x'],
+      'criteria[3]',
+      'must be a number for a numeric field, got "x"',
+    ],
+    [
+      'a list item that is no number',
+      ['member_field:age', 'in', [1, 'x']],
+      'criteria[2][1]',
+      'must be a number for a numeric field, got "x"',
+    ],
     ['a non-boolean', ['member_field:vip', 'eq', 'perhaps'], 'criteria[2]', 'must be true or false for a boolean field, got "perhaps"'],
-    ['an impossible date', ['member_field:birthday', 'eq', '2026-02-30'], 'criteria[2]', 'must be a date YYYY-MM-DD for a date field, got "2026-02-30"'],
-    ['a timestamp that is no date', ['member_field:last_seen', 'gt', 'yesterday'], 'criteria[2]', 'must be a date YYYY-MM-DD or a date-time YYYY-MM-DDThh:mm:ss, got "yesterday"'],
-    ['member_since that is no date', ['member_since', 'lt', 20260101], 'criteria[2]', 'must be a date YYYY-MM-DD or a date-time YYYY-MM-DDThh:mm:ss, got 20260101'],
+    [
+      'an impossible date',
+      ['member_field:birthday', 'eq', '2026-02-30'],
+      'criteria[2]',
+      'must be a date YYYY-MM-DD for a date field, got "2026-02-30"',
+    ],
+    [
+      'a timestamp that is no date',
+      ['member_field:last_seen', 'gt', 'yesterday'],
+      'criteria[2]',
+      'must be a date YYYY-MM-DD or a date-time YYYY-MM-DDThh:mm:ss, got "yesterday"',
+    ],
+    [
+      'member_since that is no date',
+      ['member_since', 'lt', 20260101],
+      'criteria[2]',
+      'must be a date YYYY-MM-DD or a date-time YYYY-MM-DDThh:mm:ss, got 20260101',
+    ],
     ['a text value that is an object', ['member_field:city', 'eq', { a: 1 }], 'criteria[2]', 'must be text, got {"a":1}'],
-    ['an empty glob', ['member:email', 'contains', ''], 'criteria[2]', '"contains" takes a glob pattern (* any run of characters, ? one character), got ""'],
+    [
+      'an empty glob',
+      ['member:email', 'contains', ''],
+      'criteria[2]',
+      '"contains" takes a glob pattern (* any run of characters, ? one character), got ""',
+    ],
     ['an unknown status', ['member_status_id', 'in', ['a', 'x']], 'criteria[2][1]', 'must be a member status (a, e, o, f), got "x"'],
     ['an unknown group name', ['group', 'eq', 'Platinum'], 'criteria[2]', 'unknown group "Platinum" (see GET /groups)'],
     ['an unknown group id', ['group', 'in', ['Gold', 99]], 'criteria[2][1]', 'unknown group 99 (see GET /groups)'],
     ['a group given as a list', ['group', 'eq', ['Gold']], 'criteria[2]', 'must be a group id or name, got ["Gold"]'],
     ['an unknown subscription', ['subscription', 'eq', 'Weekly'], 'criteria[2]', 'unknown subscription "Weekly" (see GET /subscriptions)'],
-    ['a search by name', ['search', 'eq', 'Gold buyers'], 'criteria[2]', 'a search is referred to by its id (an integer), got "Gold buyers"'],
+    [
+      'a search by name',
+      ['search', 'eq', 'Gold buyers'],
+      'criteria[2]',
+      'a search is referred to by its id (an integer), got "Gold buyers"',
+    ],
     ['an unknown search', ['segment', 'any', [42]], 'criteria[2][0]', 'unknown segment 42 (see GET /searches)'],
-    ['nesting too deep', Array.from({ length: 40 }).reduce<unknown>((inner) => ['not', inner], ['group', 'eq', 'Gold']), 'criteria[1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1]', 'nests too deep (at most 32 levels, nested searches included)'],
-    ['too many conditions', ['or', ...Array.from({ length: 1001 }, () => ['group', 'eq', 'Gold'])], 'criteria', 'has too many conditions (at most 1000, nested searches included)'],
+    [
+      'nesting too deep',
+      Array.from({ length: 40 }).reduce<unknown>((inner) => ['not', inner], ['group', 'eq', 'Gold']),
+      'criteria[1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1]',
+      'nests too deep (at most 32 levels, nested searches included)',
+    ],
+    [
+      'too many conditions',
+      ['or', ...Array.from({ length: 1001 }, () => ['group', 'eq', 'Gold'])],
+      'criteria',
+      'has too many conditions (at most 1000, nested searches included)',
+    ],
   ];
 
   it.each(cases)('%s', async (_what, criteria, field, reason) => {

@@ -58,7 +58,10 @@ function digest(file: string, only?: string[]): string {
   const db = new Database(file, { readonly: true });
   try {
     const hash = createHash('sha256');
-    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[];
+    const tables = db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+      .pluck()
+      .all() as string[];
     for (const t of tables) {
       if (only && !only.includes(t)) continue;
       hash.update(`${t}\n`);
@@ -97,7 +100,15 @@ describe('a fixture with one of everything (fixtures/small.yaml)', () => {
       ['Newsletter', 2, 1],
     ]);
     const ada = (await api.get('/members/email/ada%40example.com')) as any;
-    expect(ada.fields).toEqual({ first_name: 'Ada', last_name: 'Lovelace', city: 'Oslo', birthday: '1815-12-10', score: 98.5, plan: 'team', support: 'dedicated' });
+    expect(ada.fields).toEqual({
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+      city: 'Oslo',
+      birthday: '1815-12-10',
+      score: 98.5,
+      plan: 'team',
+      support: 'dedicated',
+    });
     expect((await api.get('/subscriptions/1/members')) as any[]).toMatchObject([{ member_id: 1 }]);
     const kari = (await api.get('/members/email/kari%40example.no')) as any;
     expect(kari.sms).toMatchObject({ phone_number: '+4791234567', promotional_status: 'a' });
@@ -122,14 +133,18 @@ describe('a fixture with one of everything (fixtures/small.yaml)', () => {
     ]);
     // The kinds of the second round, each as the service answers it.
     const relationship = (await api.get('/fields/relationships/1')) as any;
-    expect([relationship.relationship_name, relationship.parent_field.shortcut_name, relationship.child_field.shortcut_name, relationship.options]).toEqual([
-      'Support by plan',
-      'plan',
-      'support',
-      { free: ['email'], pro: ['email', 'phone'], team: ['email', 'phone', 'dedicated'] },
+    expect([
+      relationship.relationship_name,
+      relationship.parent_field.shortcut_name,
+      relationship.child_field.shortcut_name,
+      relationship.options,
+    ]).toEqual(['Support by plan', 'plan', 'support', { free: ['email'], pro: ['email', 'phone'], team: ['email', 'phone', 'dedicated'] }]);
+    expect(((await api.get('/events')) as any[]).map((t) => [t.event_type_id, t.event_type, t.display_name])).toEqual([
+      [1, 'purchase', 'Purchase'],
     ]);
-    expect(((await api.get('/events')) as any[]).map((t) => [t.event_type_id, t.event_type, t.display_name])).toEqual([[1, 'purchase', 'Purchase']]);
-    expect(((await api.get('/touchpoints')) as any[]).map((t) => [t.touchpoint_type_id, t.type_name, t.display_name])).toEqual([[1, 'web_visit', 'web_visit']]);
+    expect(((await api.get('/touchpoints')) as any[]).map((t) => [t.touchpoint_type_id, t.type_name, t.display_name])).toEqual([
+      [1, 'web_visit', 'web_visit'],
+    ]);
     const sms = (await api.get('/sms/campaigns/1')) as any;
     expect([sms.sms_campaign_name, sms.send_status, sms.from_phone_number, sms.recipients, sms.deliveries, sms.is_promotional]).toEqual([
       'Flash sale',
@@ -164,12 +179,16 @@ describe('a fixture with one of everything (fixtures/small.yaml)', () => {
         attributes: { order: 'A-1' },
       },
     ]);
-    expect(((await api.get('/touchpoints/members/2')) as any[]).map((t) => [t.touchpoint_id, t.touchpoint_type_id, t.touchpoint_timestamp])).toEqual([
-      [1, 1, '@D:2026-04-02T08:30:00'],
-    ]);
-    expect((await api.get('/enterprise/subaccounts')) as any).toEqual({ subaccounts: [{ account_id: 2, account_name: 'Oslo branch', account_status: 'trial' }] });
+    expect(
+      ((await api.get('/touchpoints/members/2')) as any[]).map((t) => [t.touchpoint_id, t.touchpoint_type_id, t.touchpoint_timestamp]),
+    ).toEqual([[1, 1, '@D:2026-04-02T08:30:00']]);
+    expect((await api.get('/enterprise/subaccounts')) as any).toEqual({
+      subaccounts: [{ account_id: 2, account_name: 'Oslo branch', account_status: 'trial' }],
+    });
     expect(((await api.get('/enterprise/subaccount/2')) as any).account_timezone).toBe('Europe/Oslo');
-    expect(await api.get('/webhooks')).toEqual([{ webhook_id: 1, url: 'https://hooks.example.com/amsg', method: 'POST', event: 'group_delete', public_key: null }]);
+    expect(await api.get('/webhooks')).toEqual([
+      { webhook_id: 1, url: 'https://hooks.example.com/amsg', method: 'POST', event: 'group_delete', public_key: null },
+    ]);
     // Written last: the seed's own writes fired none.
     expect(await api.get('/webhooks/deliveries', { count: true })).toBe(0);
   });
@@ -231,7 +250,9 @@ describe('a fixture with one of everything (fixtures/small.yaml)', () => {
     expect(await b.api.get('/workflows')).toEqual([]);
     expect(await b.api.get('/webhooks')).toEqual([]);
     expect(await b.api.get('/sms/campaigns')).toEqual([]);
-    expect(((await b.api.get('/sms/campaigns', { include_archived: true })) as any[]).map((c) => c.archived_at)).toEqual(['@D:2026-05-06T07:08:09']);
+    expect(((await b.api.get('/sms/campaigns', { include_archived: true })) as any[]).map((c) => c.archived_at)).toEqual([
+      '@D:2026-05-06T07:08:09',
+    ]);
     expect(await b.api.get('/enterprise/subaccounts')).toEqual({ subaccounts: [] });
     expect(((await b.api.get('/enterprise/subaccount/2')) as any).account_status).toBe('retired');
   });
@@ -277,7 +298,13 @@ describe('generated members', () => {
   test('generation is a pure function of the block', async () => {
     const block = { count: 5, seed: 3, email: 'x{n}@e.test', fields: { n: 'int:1:9', c: 'pick:a|b' }, groups: { G: 0.5 } };
     expect(await generateMembers(block, {})).toEqual(await generateMembers(block, {}));
-    expect((await generateMembers(block, {})).map((m) => m.email)).toEqual(['x1@e.test', 'x2@e.test', 'x3@e.test', 'x4@e.test', 'x5@e.test']);
+    expect((await generateMembers(block, {})).map((m) => m.email)).toEqual([
+      'x1@e.test',
+      'x2@e.test',
+      'x3@e.test',
+      'x4@e.test',
+      'x5@e.test',
+    ]);
   });
 
   test('written through the bulk import path: one import record for the whole fixture; a second run is unchanged', async () => {
@@ -286,7 +313,9 @@ describe('generated members', () => {
     const first = await seed(b.api, [file]);
     expect(first.summary.members).toEqual({ created: 300, updated: 0, unchanged: 0, generated: 300 });
     expect(first.ids.members).toEqual({});
-    expect(((await b.api.get('/members/imports')) as any[]).map((i) => [i.source_name, i.num_members, i.num_members_added])).toEqual([['amsg seed', 300, 300]]);
+    expect(((await b.api.get('/members/imports')) as any[]).map((i) => [i.source_name, i.num_members, i.num_members_added])).toEqual([
+      ['amsg seed', 300, 300],
+    ]);
     const before = digest(b.file);
     const second = await seed(b.api, [file]);
     expect(second.summary.members).toEqual({ created: 0, updated: 0, unchanged: 300, generated: 300 });
@@ -378,7 +407,14 @@ describe('a fixture is refused as a whole, naming file, path and reason', () => 
     const before = digest(b.file);
     // A day that does not exist, hexadecimal, a word for a boolean and text for a date-time: refused
     // early, each with the reason the service gives.
-    const bad = b.write('bad.yaml', [...fields, 'members:', '  - {email: a@example.com, fields: {birthday: "2024-02-30", score: "0x10", vip: "maybe", seen: "soon"}}'].join('\n'));
+    const bad = b.write(
+      'bad.yaml',
+      [
+        ...fields,
+        'members:',
+        '  - {email: a@example.com, fields: {birthday: "2024-02-30", score: "0x10", vip: "maybe", seen: "soon"}}',
+      ].join('\n'),
+    );
     expect(await refusal(b, [bad])).toEqual([
       'DIR/bad.yaml: members[0].fields.birthday: must be a date YYYY-MM-DD for a date field, got "2024-02-30"',
       'DIR/bad.yaml: members[0].fields.score: must be a number for a numeric field, got "0x10"',
@@ -387,9 +423,21 @@ describe('a fixture is refused as a whole, naming file, path and reason', () => 
     ]);
     expect(digest(b.file)).toBe(before);
     // What the service takes, the seed takes: a signed or bare-point decimal, yes, a leap day, a date-time with an offset.
-    const good = b.write('good.yaml', [...fields, 'members:', '  - {email: a@example.com, fields: {birthday: "2024-02-29", score: "+.5", vip: "yes", seen: "2026-01-02T03:04:05+01:00"}}'].join('\n'));
+    const good = b.write(
+      'good.yaml',
+      [
+        ...fields,
+        'members:',
+        '  - {email: a@example.com, fields: {birthday: "2024-02-29", score: "+.5", vip: "yes", seen: "2026-01-02T03:04:05+01:00"}}',
+      ].join('\n'),
+    );
     await seed(b.api, [good]);
-    expect(((await b.api.get('/members/email/a%40example.com')) as any).fields).toEqual({ birthday: '2024-02-29', score: 0.5, vip: true, seen: '2026-01-02T02:04:05' });
+    expect(((await b.api.get('/members/email/a%40example.com')) as any).fields).toEqual({
+      birthday: '2024-02-29',
+      score: 0.5,
+      vip: true,
+      seen: '2026-01-02T02:04:05',
+    });
   });
 
   test('searches that refer to each other in a cycle', async () => {
@@ -398,14 +446,18 @@ describe('a fixture is refused as a whole, naming file, path and reason', () => 
       'cycle.yaml',
       'searches:\n  - {name: A, criteria: ["search", "eq", "B"]}\n  - {name: B, criteria: ["or", ["search", "eq", "C"]]}\n  - {name: C, criteria: ["search", "in", ["A"]]}\n',
     );
-    expect(await refusal(b, [file])).toEqual(['DIR/cycle.yaml: searches[0]: searches refer to each other in a cycle: "A" → "B" → "C" → "A"']);
+    expect(await refusal(b, [file])).toEqual([
+      'DIR/cycle.yaml: searches[0]: searches refer to each other in a cycle: "A" → "B" → "C" → "A"',
+    ]);
   });
 
   test('a record defined twice (across files), unreadable files and bad YAML', async () => {
     const b = box();
     const one = b.write('one.yaml', 'groups: [Gold]\n');
     const two = b.write('two.json', '{"groups": [{"group_name": "gold"}]}');
-    expect(await refusal(b, [one, two])).toEqual(['DIR/two.json: groups[0]: groups "gold" is defined twice (also at DIR/one.yaml: groups[0])']);
+    expect(await refusal(b, [one, two])).toEqual([
+      'DIR/two.json: groups[0]: groups "gold" is defined twice (also at DIR/one.yaml: groups[0])',
+    ]);
     const bad = b.write('bad.yaml', 'groups: [Gold\nmembers: x: y\n');
     const lines = await refusal(b, [bad, join(b.dir, 'missing.json')]);
     expect(lines[0]).toMatch(/^DIR\/bad\.yaml: \(top level\): not valid YAML: .* at line \d+, column \d+$/);
@@ -450,7 +502,10 @@ describe('the kinds of the second round: relationships, event and touchpoint typ
       '{name: W, match: {type: purchase, channel: web}, actions: [{type: add_to_groups, groups: [Silver]}, {type: record_touchpoint, touchpoint_type: visit, value_from: page}, {type: send_mailing, mailing: M}]}',
     )
     .replace('subaccounts: [Branch]', 'subaccounts: [{account_name: Branch, account_timezone: UTC}]')
-    .replace('{event: member_add, url: "https://hooks.example.com/a"}', '{event: member_add, url: "https://hooks.example.com/a", method: get}');
+    .replace(
+      '{event: member_add, url: "https://hooks.example.com/a"}',
+      '{event: member_add, url: "https://hooks.example.com/a", method: get}',
+    );
   const hook = 'member_add https://hooks.example.com/a';
   const event = 'a@example.com purchase 2026-04-01T10:00:00';
   const touchpoint = 'a@example.com visit 2026-04-01T11:00:00';
@@ -570,7 +625,9 @@ describe('the kinds of the second round: relationships, event and touchpoint typ
       'DIR/refs.yaml: member_events[0].mailing: names mailing "Nope", which is neither in the fixture nor in the account',
       'DIR/refs.yaml: subaccounts[0]: account 1 is not an HQ account, and only an HQ account has sub-accounts (`amsg init --hq` makes a local one an HQ)',
     ]);
-    expect(lines.at(-1)).toMatch(/^DIR\/refs\.yaml: webhooks\[0\]\.event: must be one of the service's webhook events \(mailing_finish, .*member_add, .*\), got "member_explode"$/);
+    expect(lines.at(-1)).toMatch(
+      /^DIR\/refs\.yaml: webhooks\[0\]\.event: must be one of the service's webhook events \(mailing_finish, .*member_add, .*\), got "member_explode"$/,
+    );
     expect(digest(b.file)).toBe(before);
   });
 
@@ -596,7 +653,9 @@ describe('the kinds of the second round: relationships, event and touchpoint typ
       'DIR/shape.yaml: touchpoints[0].timestamp: must be a UTC date-time such as 2026-04-01T10:00:00Z, got "yesterday"',
     ]);
     writeFileSync(file, 'groups: [Gold]\nsms_campaigns:\n  - {name: S, message: Hi, from_phone_number: "+15555550100", status: sent}\n');
-    expect(await refusal(b, [file])).toEqual(['DIR/shape.yaml: sms_campaigns[0].recipients: a campaign that is sent needs recipients (groups, members or segments)']);
+    expect(await refusal(b, [file])).toEqual([
+      'DIR/shape.yaml: sms_campaigns[0].recipients: a campaign that is sent needs recipients (groups, members or segments)',
+    ]);
   });
 });
 
@@ -604,10 +663,15 @@ test('a member row the service refuses once writing began fails the seed naming 
   const b = box();
   // A phone number is the service's to judge: the seed does not check it first.
   const file = b.write('t.yaml', 'members:\n  - {email: ok@example.com}\n  - {email: bad@example.com, sms: {phone_number: "12"}}\n');
-  const err = await seed(b.api, [file]).then(() => undefined, (e: Error) => e);
+  const err = await seed(b.api, [file]).then(
+    () => undefined,
+    (e: Error) => e,
+  );
   expect(err).toBeInstanceOf(SeedError);
   const lines = err!.message.replaceAll(b.dir, 'DIR').split('\n');
-  expect(lines[0]).toBe('the service refused 1 member(s) of the fixture (the others were written; run the seed again once they are fixed):');
+  expect(lines[0]).toBe(
+    'the service refused 1 member(s) of the fixture (the others were written; run the seed again once they are fixed):',
+  );
   expect(lines[1]).toMatch(/^amsg: DIR\/t\.yaml: members\[1\]: .*phone/);
   expect(await b.api.get('/members', { count: true })).toBe(1);
 });
@@ -618,12 +682,20 @@ test('a field relationship of the account holds for seeded members too: a pair i
     b.api.post<number>('/fields', { shortcut_name, display_name: shortcut_name, field_type: 'text', widget_type, options });
   const region = await fieldOf('region', 'select one', ['EU', 'US']);
   const office = await fieldOf('office', 'radio', ['Oslo', 'Austin']);
-  await b.api.post('/fields/relationships', { relationship_name: 'Region', parent_field_id: region, child_field_id: office, options: { EU: ['Oslo'], US: ['Austin'] } });
+  await b.api.post('/fields/relationships', {
+    relationship_name: 'Region',
+    parent_field_id: region,
+    child_field_id: office,
+    options: { EU: ['Oslo'], US: ['Austin'] },
+  });
   const file = b.write(
     'r.yaml',
     'members:\n  - {email: eu@example.com, fields: {region: EU, office: Oslo}}\n  - {email: mix@example.com, fields: {region: EU, office: Austin}}\n',
   );
-  const err = await seed(b.api, [file]).then(() => undefined, (e: Error) => e);
+  const err = await seed(b.api, [file]).then(
+    () => undefined,
+    (e: Error) => e,
+  );
   expect(err).toBeInstanceOf(SeedError);
   const lines = err!.message.replaceAll(b.dir, 'DIR').split('\n');
   expect(lines[1]).toMatch(/^amsg: DIR\/r\.yaml: members\[1\]: .*office.*Austin/);

@@ -113,7 +113,13 @@ describe('a campaign record', () => {
   it('a draft takes updates; the clock moves updated_at only', async () => {
     const id = await create();
     s.clock.advance(60_000);
-    const body = { sms_campaign_name: 'Renamed', message: 'New text', recipients: { members: [ids.ann] }, is_promotional: true, shorten_links: true };
+    const body = {
+      sms_campaign_name: 'Renamed',
+      message: 'New text',
+      recipients: { members: [ids.ann] },
+      is_promotional: true,
+      shorten_links: true,
+    };
     expect(await ok(s, 'PATCH', `/1/sms/campaigns/${id}`, { body })).toBe(true);
     expect(await get(id)).toMatchObject({
       ...body,
@@ -158,13 +164,51 @@ describe('sending', () => {
     expect(c.message_segments).toBe(4);
     expect(c.results_message).toBe('sent to 4 recipients: 3 delivered, 1 bounced, 4 segments');
     expect(await deliveries(id)).toEqual([
-      { account_id: 1, sms_campaign_id: id, member_id: ids.ann, delivery_type: 'd', bounce_type: null, opted_out_at: null, from_phone_number: '+15555550100', to_phone_number: '+4791234501' },
-      { account_id: 1, sms_campaign_id: id, member_id: ids.bob, delivery_type: 'd', bounce_type: null, opted_out_at: null, from_phone_number: '+15555550100', to_phone_number: '+4791234502' },
-      { account_id: 1, sms_campaign_id: id, member_id: ids.dud, delivery_type: 'b', bounce_type: 'h', opted_out_at: null, from_phone_number: '+15555550100', to_phone_number: '+99912345678' },
-      { account_id: 1, sms_campaign_id: id, member_id: ids.out, delivery_type: 'd', bounce_type: null, opted_out_at: null, from_phone_number: '+15555550100', to_phone_number: '+4791234506' },
+      {
+        account_id: 1,
+        sms_campaign_id: id,
+        member_id: ids.ann,
+        delivery_type: 'd',
+        bounce_type: null,
+        opted_out_at: null,
+        from_phone_number: '+15555550100',
+        to_phone_number: '+4791234501',
+      },
+      {
+        account_id: 1,
+        sms_campaign_id: id,
+        member_id: ids.bob,
+        delivery_type: 'd',
+        bounce_type: null,
+        opted_out_at: null,
+        from_phone_number: '+15555550100',
+        to_phone_number: '+4791234502',
+      },
+      {
+        account_id: 1,
+        sms_campaign_id: id,
+        member_id: ids.dud,
+        delivery_type: 'b',
+        bounce_type: 'h',
+        opted_out_at: null,
+        from_phone_number: '+15555550100',
+        to_phone_number: '+99912345678',
+      },
+      {
+        account_id: 1,
+        sms_campaign_id: id,
+        member_id: ids.out,
+        delivery_type: 'd',
+        bounce_type: null,
+        opted_out_at: null,
+        from_phone_number: '+15555550100',
+        to_phone_number: '+4791234506',
+      },
     ]);
     expect(await ok(s, 'GET', `/1/sms/campaigns/${id}/deliveries`, { query: { count: 'true' } })).toBe(4);
-    expect((await ok(s, 'GET', `/1/sms/campaigns/${id}/deliveries`, { query: { start: '1', end: '2' } })).map((d: any) => d.member_id)).toEqual([ids.bob]);
+    expect(
+      (await ok(s, 'GET', `/1/sms/campaigns/${id}/deliveries`, { query: { start: '1', end: '2' } })).map((d: any) => d.member_id),
+    ).toEqual([ids.bob]);
   });
 
   it('a promotional campaign reaches only promotional consent (a new number starts without it)', async () => {
@@ -182,7 +226,9 @@ describe('sending', () => {
     await ok(s, 'PUT', `/1/members/${ids.ann}`, { body: { fields: { first_name: 'A'.repeat(160) } } });
     const again = await ok(s, 'POST', `/1/sms/campaigns/${id}/copy`, { body: {} });
     expect((await sendAndRun(again)).message_segments).toBe(3);
-    expect(s.db.prepare('SELECT member_id, message_segments FROM sms_deliveries WHERE sms_campaign_id = ? ORDER BY member_id').all(again)).toEqual([
+    expect(
+      s.db.prepare('SELECT member_id, message_segments FROM sms_deliveries WHERE sms_campaign_id = ? ORDER BY member_id').all(again),
+    ).toEqual([
       { member_id: ids.ann, message_segments: 2 },
       { member_id: ids.bob, message_segments: 1 },
     ]);
@@ -202,7 +248,12 @@ describe('sending', () => {
     const id = await create();
     expect(await ok(s, 'POST', `/1/sms/campaigns/${id}/send`, { body: { scheduled_at: '2026-03-04T06:00:00Z' } })).toBe(true);
     runJobs();
-    expect(await get(id)).toMatchObject({ send_status: 's', scheduled_at: '@D:2026-03-04T06:00:00', scheduled_by_user_id: s.actor.user_id, total_sent: 0 });
+    expect(await get(id)).toMatchObject({
+      send_status: 's',
+      scheduled_at: '@D:2026-03-04T06:00:00',
+      scheduled_by_user_id: s.actor.user_id,
+      total_sent: 0,
+    });
     s.clock.set('2026-03-04T06:00:00Z');
     runJobs();
     expect(await get(id)).toMatchObject({ send_status: 'c', total_sent: 4, send_started: '@D:2026-03-04T06:00:00' });
@@ -210,12 +261,20 @@ describe('sending', () => {
 
   it('shortened links: each URL becomes a short link with its own id, and the shorter text is what is counted', async () => {
     const long = `https://shop.example.com/${'x'.repeat(150)}`;
-    const id = await create({ message: `Sale: ${long} and https://b.example.com/. Bye`, shorten_links: true, recipients: { members: [ids.ann] } });
+    const id = await create({
+      message: `Sale: ${long} and https://b.example.com/. Bye`,
+      shorten_links: true,
+      recipients: { members: [ids.ann] },
+    });
     const c = await sendAndRun(id);
-    const links = s.db.prepare('SELECT sms_link_id, link_target FROM sms_links WHERE sms_campaign_id = ? ORDER BY sms_link_id').all(id) as any[];
+    const links = s.db
+      .prepare('SELECT sms_link_id, link_target FROM sms_links WHERE sms_campaign_id = ? ORDER BY sms_link_id')
+      .all(id) as any[];
     expect(links.map((l) => l.link_target)).toEqual([long, 'https://b.example.com/']);
     const sent = s.db.prepare('SELECT sent_message FROM sms_campaigns WHERE sms_campaign_id = ?').pluck().get(id);
-    expect(sent).toBe(`Sale: https://amsg.example.com/s/${links[0].sms_link_id.toString(36)} and https://amsg.example.com/s/${links[1].sms_link_id.toString(36)}. Bye`);
+    expect(sent).toBe(
+      `Sale: https://amsg.example.com/s/${links[0].sms_link_id.toString(36)} and https://amsg.example.com/s/${links[1].sms_link_id.toString(36)}. Bye`,
+    );
     expect(c.message_segments).toBe(1);
     // The record keeps the message as written.
     expect(c.message).toContain(long);
@@ -256,7 +315,10 @@ describe('kept counts of the delivery and click lists', () => {
       await ok(s, 'GET', `/1/sms/campaigns/${id}/clicks`, { query: { count: 'true' } }),
     ];
     expect(await counts()).toEqual([4, 0]);
-    expect(s.db.prepare('SELECT delivery_rows, click_rows FROM sms_campaigns WHERE sms_campaign_id = ?').get(id)).toEqual({ delivery_rows: 4, click_rows: 0 });
+    expect(s.db.prepare('SELECT delivery_rows, click_rows FROM sms_campaigns WHERE sms_campaign_id = ?').get(id)).toEqual({
+      delivery_rows: 4,
+      click_rows: 0,
+    });
     for (const who of [ids.ann, ids.ann, ids.bob]) await ok(s, 'POST', `/1/sms/campaigns/${id}/sim/click`, { body: { member_id: who } });
     expect(await counts()).toEqual([4, 3]);
     // A purge takes the member's delivery and clicks with it (by cascade); the campaign's totals stay as sent.
@@ -286,7 +348,9 @@ describe('the status letters', () => {
     await sendAndRun(sent);
     const res = await s.call('POST', `/1/sms/campaigns/${sent}/cancel`);
     expect(res.status).toBe(403);
-    expect(res.body.error).toBe(`SMS campaign ${sent} is complete (c): only a draft, scheduled or pending campaign (d, s, p) can be canceled`);
+    expect(res.body.error).toBe(
+      `SMS campaign ${sent} is complete (c): only a draft, scheduled or pending campaign (d, s, p) can be canceled`,
+    );
     expect(await ok(s, 'DELETE', `/1/sms/campaigns/${sent}`)).toBe(true);
   });
 
@@ -338,14 +402,20 @@ describe('bad input gets a clear error and changes nothing', () => {
   it('tags that do not parse: 400 with invalid_tags placed in the message', async () => {
     const res = await s.call('POST', '/1/sms/campaigns', { body: base({ message: 'Hi [% member:frist_name %]' }) });
     expect(res.status).toBe(400);
-    expect(res.body.invalid_tags).toEqual([{ part: 'message', tag: '[% member:frist_name %]', line: 1, column: 4, reason: 'unknown member field "frist_name"' }]);
+    expect(res.body.invalid_tags).toEqual([
+      { part: 'message', tag: '[% member:frist_name %]', line: 1, column: 4, reason: 'unknown member field "frist_name"' },
+    ]);
     expect(res.body.error).toMatch(/^invalid personalization tags: 1 problem, the first in message at line 1, column 4/);
   });
 
   it('unknown recipients are 404s naming them', async () => {
-    expect((await s.call('POST', '/1/sms/campaigns', { body: base({ recipients: { groups: [999] } }) })).body).toEqual({ error: 'group 999 not found' });
+    expect((await s.call('POST', '/1/sms/campaigns', { body: base({ recipients: { groups: [999] } }) })).body).toEqual({
+      error: 'group 999 not found',
+    });
     expect((await s.call('POST', '/1/sms/campaigns', { body: base({ recipients: { segments: [999] } }) })).status).toBe(404);
-    expect((await s.call('POST', '/1/sms/campaigns', { body: base({ recipients: { members: [999] } }) })).body).toEqual({ error: 'member 999 not found' });
+    expect((await s.call('POST', '/1/sms/campaigns', { body: base({ recipients: { members: [999] } }) })).body).toEqual({
+      error: 'member 999 not found',
+    });
   });
 
   it("another account's campaign is a 404", async () => {
@@ -360,7 +430,10 @@ describe('bad input gets a clear error and changes nothing', () => {
       ['POST', `/1/sms/campaigns/${id}/copy`],
       ['PATCH', `/1/sms/campaigns/${id}`],
     ])
-      expect(await s.call(method, path, { body: {} }), `${method} ${path}`).toEqual({ status: 404, body: { error: `SMS campaign ${id} not found` } });
+      expect(await s.call(method, path, { body: {} }), `${method} ${path}`).toEqual({
+        status: 404,
+        body: { error: `SMS campaign ${id} not found` },
+      });
     expect(await s.call('GET', '/2/sms/campaigns')).toEqual({ status: 404, body: { error: 'account 2 not found' } });
   });
 });
@@ -380,10 +453,22 @@ describe('credit usage', () => {
 
   it('a missing or malformed date is a 400 naming it', async () => {
     expectFieldError(await s.call('GET', '/1/sms/billing/credit_usage', { query: { to_date: '2026-12-01' } }), 'from_date');
-    expectFieldError(await s.call('GET', '/1/sms/billing/credit_usage', { query: { from_date: '2026-13-01', to_date: '2026-12-01' } }), 'from_date');
-    expectFieldError(await s.call('GET', '/1/sms/billing/credit_usage', { query: { from_date: '2026-02-01', to_date: '2026-02-30' } }), 'to_date');
-    expectFieldError(await s.call('GET', '/1/sms/billing/credit_usage', { query: { from_date: '2026-02-01', to_date: '01/03/2026' } }), 'to_date');
-    expectFieldError(await s.call('GET', '/1/sms/billing/credit_usage', { query: { from_date: '2026-02-01', to_date: '2026-01-01' } }), 'to_date');
+    expectFieldError(
+      await s.call('GET', '/1/sms/billing/credit_usage', { query: { from_date: '2026-13-01', to_date: '2026-12-01' } }),
+      'from_date',
+    );
+    expectFieldError(
+      await s.call('GET', '/1/sms/billing/credit_usage', { query: { from_date: '2026-02-01', to_date: '2026-02-30' } }),
+      'to_date',
+    );
+    expectFieldError(
+      await s.call('GET', '/1/sms/billing/credit_usage', { query: { from_date: '2026-02-01', to_date: '01/03/2026' } }),
+      'to_date',
+    );
+    expectFieldError(
+      await s.call('GET', '/1/sms/billing/credit_usage', { query: { from_date: '2026-02-01', to_date: '2026-01-01' } }),
+      'to_date',
+    );
   });
 });
 
@@ -394,13 +479,24 @@ describe('settings and billing access', () => {
     return { user_id: u.user_id, account_id: 1, email, role: 'user', manage_users: false, billing_access: !!extra.billing_access };
   }
   const as = async (actor: Actor, method: string, body?: unknown) => {
-    const res = await s.router.handle({ method, path: '/1/accounts/sms_settings', query: {}, body: body === undefined ? undefined : JSON.stringify(body), actor });
+    const res = await s.router.handle({
+      method,
+      path: '/1/accounts/sms_settings',
+      query: {},
+      body: body === undefined ? undefined : JSON.stringify(body),
+      actor,
+    });
     return { status: res.status, body: res.body as any };
   };
 
   it('answers the defaults, then what PATCH set; a partial PATCH keeps the rest', async () => {
-    expect(await ok(s, 'GET', '/1/accounts/sms_settings')).toEqual({ sub_message_segment_limit: 0, sub_message_segment_limit_visible: false });
-    expect(await ok(s, 'PATCH', '/1/accounts/sms_settings', { body: { sub_message_segment_limit: 3, sub_message_segment_limit_visible: true } })).toEqual({
+    expect(await ok(s, 'GET', '/1/accounts/sms_settings')).toEqual({
+      sub_message_segment_limit: 0,
+      sub_message_segment_limit_visible: false,
+    });
+    expect(
+      await ok(s, 'PATCH', '/1/accounts/sms_settings', { body: { sub_message_segment_limit: 3, sub_message_segment_limit_visible: true } }),
+    ).toEqual({
       sub_message_segment_limit: 3,
       sub_message_segment_limit_visible: true,
     });
@@ -408,7 +504,10 @@ describe('settings and billing access', () => {
       sub_message_segment_limit: 3,
       sub_message_segment_limit_visible: false,
     });
-    expect(await ok(s, 'GET', '/1/accounts/sms_settings')).toEqual({ sub_message_segment_limit: 3, sub_message_segment_limit_visible: false });
+    expect(await ok(s, 'GET', '/1/accounts/sms_settings')).toEqual({
+      sub_message_segment_limit: 3,
+      sub_message_segment_limit_visible: false,
+    });
   });
 
   it('refuses a user without billing access (403), lets one with it through', async () => {
@@ -420,13 +519,21 @@ describe('settings and billing access', () => {
       expect(res.body).toMatchObject({ operation: method === 'GET' ? 'sms.settings.get' : 'sms.settings.update', access: 'billing' });
       expect(res.body.error).toContain('needs an owner, or a user with billing access');
     }
-    expect(await as(billing, 'PATCH', { sub_message_segment_limit: 2 })).toEqual({ status: 200, body: { sub_message_segment_limit: 2, sub_message_segment_limit_visible: false } });
+    expect(await as(billing, 'PATCH', { sub_message_segment_limit: 2 })).toEqual({
+      status: 200,
+      body: { sub_message_segment_limit: 2, sub_message_segment_limit_visible: false },
+    });
     expect((await as(billing, 'GET')).body.sub_message_segment_limit).toBe(2);
   });
 
   const errors: [string, Record<string, unknown>, string, string][] = [
     ['an unknown field name', { segment_limit: 3 }, 'segment_limit', 'unknown parameter'],
-    ['a non-boolean visible flag', { sub_message_segment_limit_visible: 'true' }, 'sub_message_segment_limit_visible', 'must be true or false, got "true"'],
+    [
+      'a non-boolean visible flag',
+      { sub_message_segment_limit_visible: 'true' },
+      'sub_message_segment_limit_visible',
+      'must be true or false, got "true"',
+    ],
     ['a negative limit', { sub_message_segment_limit: -1 }, 'sub_message_segment_limit', 'must be at least 0'],
     ['a non-integer limit', { sub_message_segment_limit: 1.5 }, 'sub_message_segment_limit', 'must be an integer, got number 1.5'],
     ['a limit as text', { sub_message_segment_limit: '3' }, 'sub_message_segment_limit', 'must be an integer, got "3"'],
@@ -435,34 +542,71 @@ describe('settings and billing access', () => {
     const res = await s.call('PATCH', '/1/accounts/sms_settings', { body });
     expectFieldError(res, field);
     expect(res.body.error).toContain(reason);
-    expect(await ok(s, 'GET', '/1/accounts/sms_settings')).toEqual({ sub_message_segment_limit: 0, sub_message_segment_limit_visible: false });
+    expect(await ok(s, 'GET', '/1/accounts/sms_settings')).toEqual({
+      sub_message_segment_limit: 0,
+      sub_message_segment_limit_visible: false,
+    });
   });
 
   it('404 for an unknown account', async () => {
     expect(await s.call('GET', '/77/accounts/sms_settings')).toEqual({ status: 404, body: { error: 'account 77 not found' } });
-    expect(await s.call('PATCH', '/77/accounts/sms_settings', { body: {} })).toEqual({ status: 404, body: { error: 'account 77 not found' } });
+    expect(await s.call('PATCH', '/77/accounts/sms_settings', { body: {} })).toEqual({
+      status: 404,
+      body: { error: 'account 77 not found' },
+    });
   });
 });
 
 describe('simulated clicks and replies', () => {
   async function sentWithLinks(over: Record<string, unknown> = {}) {
-    const id = await create({ message: 'See https://a.example.com/x and https://b.example.com/y', shorten_links: true, is_promotional: true, ...over });
+    const id = await create({
+      message: 'See https://a.example.com/x and https://b.example.com/y',
+      shorten_links: true,
+      is_promotional: true,
+      ...over,
+    });
     await sendAndRun(id);
     return id;
   }
 
-  it('clicks count in total_clicks, a member\'s first in unique_clicks; the click record has its link and ISO timestamp', async () => {
+  it("clicks count in total_clicks, a member's first in unique_clicks; the click record has its link and ISO timestamp", async () => {
     const id = await sentWithLinks();
-    const links = s.db.prepare('SELECT sms_link_id FROM sms_links WHERE sms_campaign_id = ? ORDER BY sms_link_id').pluck().all(id) as number[];
+    const links = s.db
+      .prepare('SELECT sms_link_id FROM sms_links WHERE sms_campaign_id = ? ORDER BY sms_link_id')
+      .pluck()
+      .all(id) as number[];
     expect(await ok(s, 'POST', `/1/sms/campaigns/${id}/sim/click`, { body: { member_id: ids.ann } })).toBe(true);
     s.clock.advance(1_500);
-    expect(await ok(s, 'POST', `/1/sms/campaigns/${id}/sim/click`, { body: { email: 'ann@example.com', sms_link_id: links[1] } })).toBe(true);
+    expect(await ok(s, 'POST', `/1/sms/campaigns/${id}/sim/click`, { body: { email: 'ann@example.com', sms_link_id: links[1] } })).toBe(
+      true,
+    );
     expect(await ok(s, 'POST', `/1/sms/campaigns/${id}/sim/click`, { body: { member_id: ids.eve } })).toBe(true);
     expect(await get(id)).toMatchObject({ total_clicks: 3, unique_clicks: 2 });
     expect(await ok(s, 'GET', `/1/sms/campaigns/${id}/clicks`)).toEqual([
-      { sms_campaign_id: id, member_id: ids.ann, sms_link_id: links[0], sms_link_target: 'https://a.example.com/x', to_phone_number: '+4791234501', click_timestamp: ISO_T0 },
-      { sms_campaign_id: id, member_id: ids.ann, sms_link_id: links[1], sms_link_target: 'https://b.example.com/y', to_phone_number: '+4791234501', click_timestamp: '2026-03-04T05:06:08.500000+00:00' },
-      { sms_campaign_id: id, member_id: ids.eve, sms_link_id: links[0], sms_link_target: 'https://a.example.com/x', to_phone_number: '+4791234505', click_timestamp: '2026-03-04T05:06:08.500000+00:00' },
+      {
+        sms_campaign_id: id,
+        member_id: ids.ann,
+        sms_link_id: links[0],
+        sms_link_target: 'https://a.example.com/x',
+        to_phone_number: '+4791234501',
+        click_timestamp: ISO_T0,
+      },
+      {
+        sms_campaign_id: id,
+        member_id: ids.ann,
+        sms_link_id: links[1],
+        sms_link_target: 'https://b.example.com/y',
+        to_phone_number: '+4791234501',
+        click_timestamp: '2026-03-04T05:06:08.500000+00:00',
+      },
+      {
+        sms_campaign_id: id,
+        member_id: ids.eve,
+        sms_link_id: links[0],
+        sms_link_target: 'https://a.example.com/x',
+        to_phone_number: '+4791234505',
+        click_timestamp: '2026-03-04T05:06:08.500000+00:00',
+      },
     ]);
     expect(await ok(s, 'GET', `/1/sms/campaigns/${id}/clicks`, { query: { count: 'true' } })).toBe(3);
   });
@@ -522,8 +666,15 @@ describe('POST /sms/count', () => {
       message: 'Hi 😀',
     });
     const msg = 'Hi [% member:first_name | default:"there" %]';
-    expect(await ok(s, 'POST', '/1/sms/count', { body: { message: msg } })).toMatchObject({ message: 'Hi there', units: 8, encoding: 'GSM-7' });
-    expect(await ok(s, 'POST', '/1/sms/count', { body: { message: msg, member_id: ids.ann } })).toMatchObject({ message: 'Hi Ann', units: 6 });
+    expect(await ok(s, 'POST', '/1/sms/count', { body: { message: msg } })).toMatchObject({
+      message: 'Hi there',
+      units: 8,
+      encoding: 'GSM-7',
+    });
+    expect(await ok(s, 'POST', '/1/sms/count', { body: { message: msg, member_id: ids.ann } })).toMatchObject({
+      message: 'Hi Ann',
+      units: 6,
+    });
     expect((await s.call('POST', '/1/sms/count', { body: { message: 'Hi [% member:nope %]' } })).status).toBe(400);
   });
 });

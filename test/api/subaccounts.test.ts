@@ -24,7 +24,13 @@ const DAY = 86_400_000;
 
 const as = (actor: Actor, method: string, path: string, opts: { body?: unknown; query?: Record<string, string> } = {}) =>
   Promise.resolve(
-    s.router.handle({ method, path, query: opts.query ?? {}, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), actor }),
+    s.router.handle({
+      method,
+      path,
+      query: opts.query ?? {},
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      actor,
+    }),
   ).then((r) => ({ status: r.status, body: JSON.parse(JSON.stringify(r.body ?? null)) }));
 
 async function hqUser(role: Role, manage_users = false): Promise<Actor> {
@@ -110,7 +116,13 @@ describe('POST /{parent_account_id}/enterprise/subaccount', () => {
   });
 
   it('accepts every tz name of the runtime and UTC, US states by name or capital abbreviation, countries by ISO code or name', async () => {
-    for (const account_timezone of ['UTC', 'Europe/Oslo', 'America/New_York', Intl.supportedValuesOf('timeZone')[0], Intl.supportedValuesOf('timeZone').at(-1)!])
+    for (const account_timezone of [
+      'UTC',
+      'Europe/Oslo',
+      'America/New_York',
+      Intl.supportedValuesOf('timeZone')[0],
+      Intl.supportedValuesOf('timeZone').at(-1)!,
+    ])
       expect((await create({ account_name: account_timezone, account_timezone })).status, account_timezone).toBe(200);
     for (const account_rsvp_state of ['CA', 'California', 'DC', 'New Hampshire'])
       expect((await create({ account_name: 'x', account_rsvp_state })).status, account_rsvp_state).toBe(200);
@@ -120,7 +132,9 @@ describe('POST /{parent_account_id}/enterprise/subaccount', () => {
       ['Germany', { account_rsvp_state: 'CA' }],
       ['US', { account_rsvp_state: 'NY' }],
     ] as const)
-      expect((await create({ account_name: 'x', account_rsvp_country: country, account_rsvp_city: 'C', ...extra })).status, country).toBe(200);
+      expect((await create({ account_name: 'x', account_rsvp_country: country, account_rsvp_city: 'C', ...extra })).status, country).toBe(
+        200,
+      );
     // The list is the runtime's CLDR data without groupings or deprecated codes.
     const all = countryNames();
     expect(all.size).toBeGreaterThanOrEqual(245);
@@ -141,9 +155,15 @@ describe('POST /{parent_account_id}/enterprise/subaccount', () => {
       [{ account_name: 'x', account_rsvp_state: 'Ontario' }, 'account_rsvp_state'],
       [{ account_name: 'x', account_rsvp_country: 'US', account_rsvp_state: 'CA' }, 'account_rsvp_city'],
       [{ account_name: 'x', account_rsvp_country: 'US', account_rsvp_city: 'LA' }, 'account_rsvp_state'],
-      [{ account_name: 'x', account_rsvp_country: 'US', account_rsvp_city: 'LA', account_rsvp_state: 'CA', account_rsvp_province: 'X' }, 'account_rsvp_province'],
+      [
+        { account_name: 'x', account_rsvp_country: 'US', account_rsvp_city: 'LA', account_rsvp_state: 'CA', account_rsvp_province: 'X' },
+        'account_rsvp_province',
+      ],
       [{ account_name: 'x', account_rsvp_country: 'NO', account_rsvp_city: 'Oslo' }, 'account_rsvp_province'],
-      [{ account_name: 'x', account_rsvp_country: 'norway', account_rsvp_city: 'Oslo', account_rsvp_province: 'O' }, 'account_rsvp_country'],
+      [
+        { account_name: 'x', account_rsvp_country: 'norway', account_rsvp_city: 'Oslo', account_rsvp_province: 'O' },
+        'account_rsvp_country',
+      ],
       [{ account_name: 'x', account_rsvp_country: 'no', account_rsvp_city: 'Oslo', account_rsvp_province: 'O' }, 'account_rsvp_country'],
       [{ account_name: 'x', account_rsvp_country: 'Atlantis', account_rsvp_city: 'A', account_rsvp_province: 'A' }, 'account_rsvp_country'],
       [{ account_name: 'x', account_rsvp_email: 'not-an-address' }, 'account_rsvp_email'],
@@ -252,7 +272,9 @@ describe('PUT /{parent_account_id}/enterprise/{user_id}/subaccounts', () => {
     await ok(s, 'PUT', `/1/enterprise/${user.user_id}/subaccounts`, { body: { accounts: [a] } });
     const before = everything();
     const put = (actor: Actor | undefined, userId: number, body: unknown, parent = 1) =>
-      actor ? as(actor, 'PUT', `/${parent}/enterprise/${userId}/subaccounts`, { body }) : s.call('PUT', `/${parent}/enterprise/${userId}/subaccounts`, { body });
+      actor
+        ? as(actor, 'PUT', `/${parent}/enterprise/${userId}/subaccounts`, { body })
+        : s.call('PUT', `/${parent}/enterprise/${userId}/subaccounts`, { body });
     expectFieldError(await put(undefined, user.user_id, { accounts: [a, 'b'] }), 'accounts[1]');
     expectFieldError(await put(undefined, user.user_id, { accounts: [1.5] }), 'accounts[0]');
     expectFieldError(await put(undefined, user.user_id, { accounts: a }), 'accounts');
@@ -309,7 +331,14 @@ describe('an HQ key on a sub-account: the one rule of which key reaches which ac
 
 function localActorOf(accountId: number, email: string): Actor {
   const u = s.db.prepare('SELECT * FROM users WHERE account_id = ? AND email = ?').get(accountId, email) as any;
-  return { user_id: u.user_id, account_id: accountId, email, role: u.role, billing_access: !!u.billing_access, manage_users: !!u.manage_users };
+  return {
+    user_id: u.user_id,
+    account_id: accountId,
+    email,
+    role: u.role,
+    billing_access: !!u.billing_access,
+    manage_users: !!u.manage_users,
+  };
 }
 
 describe('DELETE /{parent_account_id}/enterprise/subaccount/{subaccount_id} and the purge', () => {
@@ -364,7 +393,28 @@ describe('DELETE /{parent_account_id}/enterprise/subaccount/{subaccount_id} and 
     expect(countRows(s, 'members', 'account_id = ?', a)).toBe(2_501);
     // Every kind of row is there to be purged.
     expect(Object.keys(rowsOf(a, doomedIds)).sort()).toEqual(
-      expect.arrayContaining(['api_keys', 'export_members', 'exports', 'fields', 'group_counts', 'group_members', 'import_ledger', 'mailing_messages', 'mailings', 'member_groups', 'member_imports', 'member_optouts', 'members', 'search_results', 'searches', 'subscription_members', 'subscriptions', 'triggers', 'user_account_access', 'users']),
+      expect.arrayContaining([
+        'api_keys',
+        'export_members',
+        'exports',
+        'fields',
+        'group_counts',
+        'group_members',
+        'import_ledger',
+        'mailing_messages',
+        'mailings',
+        'member_groups',
+        'member_imports',
+        'member_optouts',
+        'members',
+        'search_results',
+        'searches',
+        'subscription_members',
+        'subscriptions',
+        'triggers',
+        'user_account_access',
+        'users',
+      ]),
     );
 
     await ok(s, 'DELETE', `/1/enterprise/subaccount/${a}`);
@@ -408,10 +458,17 @@ describe('DELETE /{parent_account_id}/enterprise/subaccount/{subaccount_id} and 
     const names = purgeTasks(s.db).map((t) => t.name);
     for (const t of ['own members', 'own member_groups', 'own mailings', 'own users', 'own user_account_access', 'own member_counts'])
       expect(names, t).toContain(t);
-    for (const t of ['rows of group_members.member_group_id', 'rows of api_keys.user_id', 'rows of group_counts.member_group_id', 'rows of mailing_messages.mailing_id'])
+    for (const t of [
+      'rows of group_members.member_group_id',
+      'rows of api_keys.user_id',
+      'rows of group_counts.member_group_id',
+      'rows of mailing_messages.mailing_id',
+    ])
       expect(names, t).toContain(t);
     // A table added later is covered without an edit.
-    s.db.exec('CREATE TABLE later_things (thing_id INTEGER PRIMARY KEY, account_id INTEGER NOT NULL); CREATE TABLE later_parts (thing_id INTEGER NOT NULL, member_id INTEGER)');
+    s.db.exec(
+      'CREATE TABLE later_things (thing_id INTEGER PRIMARY KEY, account_id INTEGER NOT NULL); CREATE TABLE later_parts (thing_id INTEGER NOT NULL, member_id INTEGER)',
+    );
     const after = purgeTasks(s.db).map((t) => t.name);
     expect(after).toContain('own later_things');
     expect(after).toContain('rows of later_parts.thing_id');
@@ -420,7 +477,9 @@ describe('DELETE /{parent_account_id}/enterprise/subaccount/{subaccount_id} and 
 
 /** One record of most kinds, and `members` more members in a group and a subscription. */
 async function seedAccount(account: number, members: number) {
-  const [gold] = (await ok(s, 'POST', `/${account}/groups`, { body: { groups: [{ group_name: 'Gold' }] } })).map((g: any) => g.member_group_id);
+  const [gold] = (await ok(s, 'POST', `/${account}/groups`, { body: { groups: [{ group_name: 'Gold' }] } })).map(
+    (g: any) => g.member_group_id,
+  );
   const first = (await ok(s, 'POST', `/${account}/members/add`, { body: { email: 'first@example.com', group_ids: [gold] } })).member_id;
   const imp = await ok(s, 'POST', `/${account}/members/imports`, { body: { source_name: 'seed', group_ids: [gold] } });
   const rows = Array.from({ length: members }, (_, i) => [`m${i}@example.com`, `Name ${i}`]);
@@ -435,7 +494,14 @@ async function seedAccount(account: number, members: number) {
   while (advanceJobs(s.db, s.clock, 50));
   // Due within the 30 days: a retired account's scheduled send must not go out.
   await ok(s, 'POST', `/${account}/mailings`, {
-    body: { name: 'Later', subject: 'Later', sender: 'shop@example.com', html_body: '<p>[% optout_url %]</p>', recipient_groups: [gold], send_at: '2026-03-14T00:00:00Z' },
+    body: {
+      name: 'Later',
+      subject: 'Later',
+      sender: 'shop@example.com',
+      html_body: '<p>[% optout_url %]</p>',
+      recipient_groups: [gold],
+      send_at: '2026-03-14T00:00:00Z',
+    },
   });
   // And a stale search result, which the runner would refresh after a day.
   await ok(s, 'PUT', `/${account}/members/status`, { body: { member_ids: [first], status_to: 'a' } });
@@ -443,7 +509,9 @@ async function seedAccount(account: number, members: number) {
   await ok(s, 'POST', `/${account}/triggers`, { body: { name: 'T', parent_mailing_id: mailing.mailing_id ?? mailing, event_type: 's' } });
   await ok(s, 'POST', `/${account}/exports`, { body: { user_id: 'x@example.com' } });
   await ok(s, 'POST', `/${account}/exports/members/${first}`, { body: {} });
-  await ok(s, 'POST', `/${account}/keys`, { body: { user_id: s.db.prepare('SELECT user_id FROM users WHERE account_id = ?').pluck().get(account) } });
+  await ok(s, 'POST', `/${account}/keys`, {
+    body: { user_id: s.db.prepare('SELECT user_id FROM users WHERE account_id = ?').pluck().get(account) },
+  });
 }
 
 /** The ids of an account's records, per table: what its rows elsewhere name (taken before a purge, checked after). */
@@ -474,9 +542,12 @@ function digest(account: number): string {
   const ids = recordIds(account);
   return JSON.stringify(
     accountRowQueries().map(([table, where, owner]) =>
-      (s.db.prepare(`SELECT * FROM "${table}" WHERE ${where} ORDER BY 1, 2`).all(owner ? JSON.stringify(ids[owner]) : account) as Record<string, unknown>[]).map(
-        ({ stale_since: _s, ...row }) => row,
-      ),
+      (
+        s.db.prepare(`SELECT * FROM "${table}" WHERE ${where} ORDER BY 1, 2`).all(owner ? JSON.stringify(ids[owner]) : account) as Record<
+          string,
+          unknown
+        >[]
+      ).map(({ stale_since: _s, ...row }) => row),
     ),
   );
 }
@@ -500,7 +571,9 @@ function accountRowQueries(): [string, string, keyof typeof OWNER_KEYS | undefin
   const via = (t: string, column: string, owner: keyof typeof OWNER_KEYS) =>
     [t, `${column} IN (SELECT value FROM json_each(?))`, owner] as [string, string, keyof typeof OWNER_KEYS];
   const tables = s.db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite%'`).pluck().all() as string[];
-  const withAccount = tables.filter((t) => t !== 'accounts' && (s.db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(t) as string[]).includes('account_id'));
+  const withAccount = tables.filter(
+    (t) => t !== 'accounts' && (s.db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(t) as string[]).includes('account_id'),
+  );
   return [
     ...withAccount.map((t) => [t, 'account_id = ?', undefined] as [string, string, undefined]),
     via('group_members', 'member_id', 'members'),

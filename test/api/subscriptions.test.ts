@@ -98,14 +98,15 @@ describe('POST and GET /{account_id}/subscriptions', () => {
     const body = await ok(s, 'POST', '/1/subscriptions', {
       body: { name: 'Offers', settings: { show_on_default_preference_form: true }, subscription_order: 3 },
     });
-    expect(body).toEqual(
-      subscription(1, 'Offers', { settings: { show_on_default_preference_form: true }, subscription_order: 3 }),
-    );
+    expect(body).toEqual(subscription(1, 'Offers', { settings: { show_on_default_preference_form: true }, subscription_order: 3 }));
     expectFieldError(
       await s.call('POST', '/1/subscriptions', { body: { name: 'X', settings: { show_on_default_preference_form: 'yes' } } }),
       'settings.show_on_default_preference_form',
     );
-    expectFieldError(await s.call('POST', '/1/subscriptions', { body: { name: 'X', settings: {} } }), 'settings.show_on_default_preference_form');
+    expectFieldError(
+      await s.call('POST', '/1/subscriptions', { body: { name: 'X', settings: {} } }),
+      'settings.show_on_default_preference_form',
+    );
     expectFieldError(await s.call('POST', '/1/subscriptions', { body: { name: 'X', subscription_order: 1.5 } }), 'subscription_order');
   });
 
@@ -146,7 +147,7 @@ describe('POST and GET /{account_id}/subscriptions', () => {
     expectFieldError(await s.call('GET', '/1/subscriptions/abc'), 'subscription_id');
   });
 
-  it("each account has its own subscriptions, names and members", async () => {
+  it('each account has its own subscriptions, names and members', async () => {
     const [a] = await members('a@example.com');
     await create('News');
     expect(await s.call('GET', '/2/subscriptions')).toEqual({ status: 404, body: { error: 'account 2 not found' } });
@@ -186,10 +187,7 @@ describe('PUT and DELETE /{account_id}/subscriptions/{subscription_id}', () => {
     expect(await ok(s, 'PUT', '/1/subscriptions/1', { body: {} })).toEqual(
       subscription(1, 'News', { settings: { show_on_default_preference_form: false }, subscription_order: 1 }),
     );
-    expect(await ok(s, 'PUT', '/1/subscriptions/1', { body: { name: 'News', description: '' } })).toHaveProperty(
-      'modified_at',
-      T0_TEXT,
-    );
+    expect(await ok(s, 'PUT', '/1/subscriptions/1', { body: { name: 'News', description: '' } })).toHaveProperty('modified_at', T0_TEXT);
     // A change of case is a rename of its own name, not a conflict.
     expect((await ok(s, 'PUT', '/1/subscriptions/1', { body: { name: 'NEWS' } })).subscription_name).toBe('NEWS');
     expect(await ok(s, 'PUT', '/1/subscriptions/1', { body: { settings: null, subscription_order: null } })).toEqual(
@@ -263,9 +261,7 @@ describe('POST /{account_id}/subscriptions/{subscription_id}/members/bulk', () =
     s.clock.set(LATER);
     expect(await bulk(1, { member_ids: [b, c] })).toEqual({ status: 200, body: true });
     expect(await subscribed(1)).toEqual([a, b, c]);
-    const rows = s.db
-      .prepare('SELECT member_id, status, subscribed_at, opted_out_at FROM subscription_members ORDER BY member_id')
-      .all();
+    const rows = s.db.prepare('SELECT member_id, status, subscribed_at, opted_out_at FROM subscription_members ORDER BY member_id').all();
     expect(rows).toEqual([
       { member_id: a, status: 'subscribed', subscribed_at: '2026-03-04T05:06:07.000000', opted_out_at: null },
       { member_id: b, status: 'subscribed', subscribed_at: '2026-03-04T05:06:07.000000', opted_out_at: null },
@@ -373,10 +369,7 @@ describe('counts, members and opt-outs', () => {
     expect(countRows(s, 'subscription_members', 'member_id = ?', a)).toBe(0);
     expect(await counts(1)).toEqual([3, 0]);
     expect(await counts(2)).toEqual([0, 0]);
-    expect(await ok(s, 'GET', '/1/subscriptions')).toEqual([
-      listItem(1, 'News', { member_count: 3 }),
-      listItem(2, 'Offers'),
-    ]);
+    expect(await ok(s, 'GET', '/1/subscriptions')).toEqual([listItem(1, 'News', { member_count: 3 }), listItem(2, 'Offers')]);
   });
 
   it('a subscription opt-out (extension) moves one member out of one subscription only', async () => {
@@ -463,9 +456,7 @@ describe('counts, members and opt-outs', () => {
 
   it('the default window is 500 members', async () => {
     await create('News');
-    const insert = s.db.prepare(
-      "INSERT INTO members (account_id, email, member_since, last_modified_at) VALUES (1, ?, 'x', 'x')",
-    );
+    const insert = s.db.prepare("INSERT INTO members (account_id, email, member_since, last_modified_at) VALUES (1, ?, 'x', 'x')");
     const ids = s.db.transaction(() => Array.from({ length: 501 }, (_, i) => Number(insert.run(`w${i}@example.com`).lastInsertRowid)))();
     expect(await bulk(1, { member_ids: ids })).toEqual({ status: 200, body: true });
     expect(await counts(1)).toEqual([501, 0]);

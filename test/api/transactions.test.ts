@@ -85,7 +85,11 @@ describe('inTransaction', () => {
   });
 
   it('works again after a failure (the prepared begin, commit and rollback are reused)', () => {
-    expect(() => inTransaction(db, () => { throw new Error('first'); })).toThrow('first');
+    expect(() =>
+      inTransaction(db, () => {
+        throw new Error('first');
+      }),
+    ).toThrow('first');
     inTransaction(db, () => db.prepare("INSERT INTO t VALUES ('b')").run());
     inTransaction(db, () => db.prepare("INSERT INTO t VALUES ('c')").run());
     expect(names(other)).toEqual(['b', 'c']);

@@ -9,7 +9,16 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { afterCommit, commitPerTurn, commitTurn, inTransaction, openDb, outsideTurn, truncateWalAfterErasure, type Db } from '../../src/store/db.js';
+import {
+  afterCommit,
+  commitPerTurn,
+  commitTurn,
+  inTransaction,
+  openDb,
+  outsideTurn,
+  truncateWalAfterErasure,
+  type Db,
+} from '../../src/store/db.js';
 import { checkOncePerTurn, readInTurn } from '../../src/store/memo.js';
 import { stmt } from '../../src/store/statements.js';
 
@@ -157,7 +166,7 @@ describe('what waits for the commit', () => {
     ]);
   });
 
-  it('hears why when the commit fails, and none of the turn\'s writes stays; the next turn commits again', async () => {
+  it("hears why when the commit fails, and none of the turn's writes stays; the next turn commits again", async () => {
     inTransaction(served, insert(1));
     // A foreign key checked at the commit: the commit, not the statement, fails.
     inTransaction(served, () => {
@@ -192,7 +201,7 @@ describe('what waits for the commit', () => {
     expect(rows(other)).toEqual([1]);
   });
 
-  it('an erasure\'s WAL truncation waits for the commit that holds the erasure', async () => {
+  it("an erasure's WAL truncation waits for the commit that holds the erasure", async () => {
     const wal = join(dir, 'amsg.db-wal');
     inTransaction(served, insert(1));
     truncateWalAfterErasure(served);

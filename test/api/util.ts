@@ -48,9 +48,7 @@ export function statuses(s: TestService): Record<number, string> {
 
 export function groupMemberIds(s: TestService, groupId: number): number[] {
   return (
-    s.db
-      .prepare('SELECT member_id FROM group_members WHERE member_group_id = ? ORDER BY member_id')
-      .all(groupId) as { member_id: number }[]
+    s.db.prepare('SELECT member_id FROM group_members WHERE member_group_id = ? ORDER BY member_id').all(groupId) as { member_id: number }[]
   ).map((r) => r.member_id);
 }
 

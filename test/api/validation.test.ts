@@ -13,18 +13,14 @@ const BEYOND = '9007199254740993'; // 2^53 + 1: not exact in a double
 
 /** Another account in the same file, with a member and a group of its own. */
 function seedAccount2(parent: number | null = null) {
-  s.db
-    .prepare(`INSERT INTO accounts (account_id, account_name, parent_account_id, created_at) VALUES (2, 'Other', ?, 'x')`)
-    .run(parent);
+  s.db.prepare(`INSERT INTO accounts (account_id, account_name, parent_account_id, created_at) VALUES (2, 'Other', ?, 'x')`).run(parent);
   s.db
     .prepare(
       `INSERT INTO members (member_id, account_id, email, member_since, last_modified_at)
        VALUES (500, 2, 'theirs@x.org', '2026-01-01T00:00:00.000000', '2026-01-01T00:00:00.000000')`,
     )
     .run();
-  s.db
-    .prepare(`INSERT INTO member_groups (member_group_id, account_id, group_name, created_at) VALUES (600, 2, 'Theirs', 'x')`)
-    .run();
+  s.db.prepare(`INSERT INTO member_groups (member_group_id, account_id, group_name, created_at) VALUES (600, 2, 'Theirs', 'x')`).run();
 }
 
 // ------------------------------------------------------------------ value checks
@@ -183,7 +179,7 @@ describe('accounts', () => {
     expect(await ok(s, 'PUT', '/1/members/delete', { body: { member_ids: [500] } })).toBe(false);
     expect(await ok(s, 'PUT', '/1/members/status', { body: { member_ids: [500], status_to: 'o' } })).toBe(false);
     expect(await ok(s, 'PUT', '/1/members/status/a/to/e', { body: {} })).toBe(true);
-    expect((await ok(s, 'GET', '/1/members', { query: { count: 'true', deleted: 'true' } }))).toBe(1);
+    expect(await ok(s, 'GET', '/1/members', { query: { count: 'true', deleted: 'true' } })).toBe(1);
     // Only the own member moved.
     expect(statuses(s)).toEqual({ 500: 'a', [mine]: 'e' });
     expect(s.db.prepare('SELECT deleted_at FROM members WHERE member_id = 500').get()).toEqual({ deleted_at: null });
@@ -308,7 +304,10 @@ describe('a failed request changes nothing', () => {
     await createField(s, { shortcut_name: 'city', field_type: 'text' });
     await createField(s, { shortcut_name: 'age', field_type: 'numeric' });
     const before = snapshot(s);
-    expectFieldError(await s.call('POST', '/1/members/add', { body: { email: 'a@x.org', fields: { city: 'Oslo', age: 'old' } } }), 'fields.age');
+    expectFieldError(
+      await s.call('POST', '/1/members/add', { body: { email: 'a@x.org', fields: { city: 'Oslo', age: 'old' } } }),
+      'fields.age',
+    );
     expect(snapshot(s)).toBe(before);
   });
 
@@ -362,7 +361,13 @@ describe('error bodies', () => {
       ['POST', '/1/members/add', { body: { email: 'a@x.org', group_ids: [0] } }, 400, 'group_ids[0]'],
       ['POST', '/1/members/add', { body: { email: 'a@x.org', fields: { nope: 1 } } }, 400, 'fields.nope'],
       ['GET', '/1/members', { query: { deleted_range: 'x' } }, 400, 'deleted_range'],
-      ['POST', '/1/fields', { body: { shortcut_name: 'n', display_name: 'N', field_type: 'numeric', widget_type: 'text' } }, 400, 'widget_type'],
+      [
+        'POST',
+        '/1/fields',
+        { body: { shortcut_name: 'n', display_name: 'N', field_type: 'numeric', widget_type: 'text' } },
+        400,
+        'widget_type',
+      ],
       ['POST', '/1/members/signup', { body: { email: 'a@x.org', group_ids: [1], opt_in_message: '' } }, 400, 'opt_in_message'],
       ['PUT', '/1/members/status/a/to/z', undefined, 400, 'status_to'],
     ];
@@ -426,17 +431,15 @@ describe('deeply nested JSON', () => {
     const before = snapshot(s);
     for (const n of [3_000, 5_000, 100_000]) {
       expect(await s.call('POST', '/1/searches', { rawBody: `{"name":"Deep","criteria":${nested(n)}}` })).toEqual(TOO_DEEP('criteria'));
-      expect(await s.call('PUT', `/1/searches/${search}`, { rawBody: `{"criteria":${nested(n)}}` })).toEqual(
-        TOO_DEEP('criteria'),
-      );
+      expect(await s.call('PUT', `/1/searches/${search}`, { rawBody: `{"criteria":${nested(n)}}` })).toEqual(TOO_DEEP('criteria'));
       for (const field of ['age', 'city'])
         expect(await s.call('POST', '/1/members/add', { rawBody: `{"email":"a@x.org","fields":{"${field}":${nested(n)}}}` })).toEqual(
           TOO_DEEP('fields'),
         );
       // Criteria may come as JSON text (the spec's form): the text inside is bounded too.
-      expect(
-        await s.call('POST', '/1/searches', { body: { name: 'Deep', criteria: nested(n, '["member_status_id","eq","a"]') } }),
-      ).toEqual(TOO_DEEP('criteria'));
+      expect(await s.call('POST', '/1/searches', { body: { name: 'Deep', criteria: nested(n, '["member_status_id","eq","a"]') } })).toEqual(
+        TOO_DEEP('criteria'),
+      );
     }
     expect(snapshot(s)).toBe(before);
     expect(countRows(s, 'searches')).toBe(1);
@@ -445,9 +448,7 @@ describe('deeply nested JSON', () => {
   it('applies to every route with a body, and to a body that is itself too deep', async () => {
     await addMember(s, 'a@x.org');
     expect(await s.call('PUT', '/1/members/delete', { rawBody: `{"member_ids":${nested(70, '1')}}` })).toEqual(TOO_DEEP('member_ids'));
-    expect(await s.call('POST', '/1/groups', { rawBody: `{"groups":[{"group_name":"G","x":${nested(70)}}]}` })).toEqual(
-      TOO_DEEP('groups'),
-    );
+    expect(await s.call('POST', '/1/groups', { rawBody: `{"groups":[{"group_name":"G","x":${nested(70)}}]}` })).toEqual(TOO_DEEP('groups'));
     expect(await s.call('PUT', '/1/members/status', { rawBody: nested(5_000) })).toEqual({
       status: 400,
       body: { error: 'request body nested too deep: JSON in a request may nest arrays and objects 64 levels deep at most' },
@@ -509,7 +510,9 @@ describe('deeply nested JSON', () => {
 describe('dateTime and preview (schema)', () => {
   it('a bad date-time names the value, cut short', async () => {
     const { dateTime, preview } = await import('../../src/api/schema.js');
-    expect(() => dateTime().parse('x'.repeat(1_000), 'send_at')).toThrow(`send_at: must be a date-time such as 2026-05-01T09:00:00Z or @D:2026-05-01T09:00:00, got "${'x'.repeat(59)}…`);
+    expect(() => dateTime().parse('x'.repeat(1_000), 'send_at')).toThrow(
+      `send_at: must be a date-time such as 2026-05-01T09:00:00Z or @D:2026-05-01T09:00:00, got "${'x'.repeat(59)}…`,
+    );
     expect(() => dateTime().parse(['2026-05-01T09:00:00Z'], 'send_at')).toThrow('got ["2026-05-01T09:00:00Z"]');
     expect(preview({ a: [1, 'two', null, true], b: { c: undefined, d: -0.5 } })).toBe('{"a":[1,"two",null,true],"b":{"d":-0.5}}');
     expect(preview('a'.repeat(100), 10)).toBe(`"${'a'.repeat(9)}…`);

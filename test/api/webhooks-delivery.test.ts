@@ -97,8 +97,18 @@ describe('signed posts', () => {
     expect(verifySignature(secret, header, r.body, Math.floor(Date.parse(T0) / 1000))).toBe(true);
     const d = await delivery(1);
     expect(d).toEqual({
-      delivery_id: 1, webhook_id: 1, event_id: 1, event: 'member_add', status: 'o', attempts: 1, next_attempt_at: null,
-      last_status_code: 200, last_error: null, created_at: atD(T0), delivered_at: atD(T0), replay_of: null,
+      delivery_id: 1,
+      webhook_id: 1,
+      event_id: 1,
+      event: 'member_add',
+      status: 'o',
+      attempts: 1,
+      next_attempt_at: null,
+      last_status_code: 200,
+      last_error: null,
+      created_at: atD(T0),
+      delivered_at: atD(T0),
+      replay_of: null,
       attempt_log: [{ attempted_at: atD(T0), status_code: 200, error: null, duration_ms: expect.any(Number) }],
     });
     // Delivered is delivered: nothing is posted again.
@@ -179,7 +189,9 @@ describe('retries on the injected clock', () => {
     await addMember(s, 'ada@example.com');
     await deliver({ timeoutMs: 200 });
     const d = await delivery(1);
-    expect(d).toEqual(expect.objectContaining({ status: 'p', attempts: 1, last_status_code: null, last_error: 'timeout: no answer within 0.2 s' }));
+    expect(d).toEqual(
+      expect.objectContaining({ status: 'p', attempts: 1, last_status_code: null, last_error: 'timeout: no answer within 0.2 s' }),
+    );
     expect(d.next_attempt_at).toBe(atD(new Date(Date.parse(T0) + backoffMs(1)).toISOString()));
   });
 
@@ -245,7 +257,12 @@ describe('order, leases and slow receivers', () => {
     expect(received.length).toBe(1);
     const d = await delivery(1);
     expect(d).toEqual(
-      expect.objectContaining({ status: 'p', attempts: 1, last_error: 'timeout: no answer within 0.15 s (what a local run waits)', next_attempt_at: atD(new Date(Date.parse(T0) + backoffMs(1)).toISOString()) }),
+      expect.objectContaining({
+        status: 'p',
+        attempts: 1,
+        last_error: 'timeout: no answer within 0.15 s (what a local run waits)',
+        next_attempt_at: atD(new Date(Date.parse(T0) + backoffMs(1)).toISOString()),
+      }),
     );
     expect(s.db.prepare('SELECT lease_pid FROM webhook_deliveries').pluck().get()).toBe(null);
     // So the next run does not wait on it again.
@@ -284,7 +301,9 @@ describe('order, leases and slow receivers', () => {
       expect(performance.now() - started).toBeLessThan(200);
       await d.stop();
       // The hanging post was given back, not counted.
-      expect(s.db.prepare('SELECT attempts, lease_pid FROM webhook_deliveries WHERE webhook_id = 1 ORDER BY delivery_id LIMIT 1').get()).toEqual({ attempts: 0, lease_pid: null });
+      expect(
+        s.db.prepare('SELECT attempts, lease_pid FROM webhook_deliveries WHERE webhook_id = 1 ORDER BY delivery_id LIMIT 1').get(),
+      ).toEqual({ attempts: 0, lease_pid: null });
     } finally {
       await slow.close();
     }

@@ -40,7 +40,7 @@ afterEach(async () => {
 const register = async (event: string, path: string): Promise<number> =>
   ok(s, 'POST', '/1/webhooks', { body: { url: `${base}${path}`, event } });
 const deliver = () => new Deliverer(s.db, s.clock).runFor(5_000);
-const ids = (table: string, key: string) => (s.db.prepare(`SELECT ${key} FROM ${table} ORDER BY ${key}`).pluck().all() as number[]);
+const ids = (table: string, key: string) => s.db.prepare(`SELECT ${key} FROM ${table} ORDER BY ${key}`).pluck().all() as number[];
 const prune = () => {
   for (let i = 0; i < 100 && advanceWebhookPrune(s.db, s.clock, 1_000); i++);
 };
@@ -145,7 +145,9 @@ describe('webhook outbox retention', () => {
     expect(countRows(s, 'webhook_events')).toBe(total - PRUNE_BATCH);
     // Oldest first: what is left is the newest.
     expect(ids('webhook_deliveries', 'delivery_id')[0]).toBe(PRUNE_BATCH + 1);
-    expect(s.db.prepare('SELECT account_id, pruned_through FROM webhook_retention').all()).toEqual([{ account_id: 1, pruned_through: PRUNE_BATCH }]);
+    expect(s.db.prepare('SELECT account_id, pruned_through FROM webhook_retention').all()).toEqual([
+      { account_id: 1, pruned_through: PRUNE_BATCH },
+    ]);
 
     expect(advanceWebhookPrune(s.db, s.clock, 0)).toBe(true);
     expect(countRows(s, 'webhook_deliveries')).toBe(total - 2 * PRUNE_BATCH);

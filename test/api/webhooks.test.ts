@@ -28,14 +28,23 @@ describe('the /webhooks endpoints, with the real service shapes', () => {
       { webhook_id: 1, url: 'https://example.com/a', method: 'POST', event: 'member_add', public_key: null },
       { webhook_id: 2, url: 'http://127.0.0.1:8000/b', method: 'GET', event: 'import_finish', public_key: 'pk_1' },
     ]);
-    expect(await ok(s, 'GET', '/1/webhooks/2')).toEqual({ webhook_id: 2, url: 'http://127.0.0.1:8000/b', method: 'GET', event: 'import_finish', public_key: 'pk_1' });
+    expect(await ok(s, 'GET', '/1/webhooks/2')).toEqual({
+      webhook_id: 2,
+      url: 'http://127.0.0.1:8000/b',
+      method: 'GET',
+      event: 'import_finish',
+      public_key: 'pk_1',
+    });
     expect(await ok(s, 'GET', '/1/webhooks', { query: { count: 'true' } })).toBe(2);
     expect(await ok(s, 'GET', '/1/webhooks', { query: { start: '1', end: '2' } })).toEqual([expect.objectContaining({ webhook_id: 2 })]);
     expect(await s.call('GET', '/1/webhooks/9')).toEqual({ status: 404, body: { error: 'webhook 9 not found' } });
   });
 
   it('the secret is answered once, with include_secret, and can be rolled', async () => {
-    const created = await ok(s, 'POST', '/1/webhooks', { body: { url: 'https://example.com/a', event: 'member_add' }, query: { include_secret: 'true' } });
+    const created = await ok(s, 'POST', '/1/webhooks', {
+      body: { url: 'https://example.com/a', event: 'member_add' },
+      query: { include_secret: 'true' },
+    });
     expect(created).toEqual({ webhook_id: 1, secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{32}$/) });
     // Reads never show it.
     expect(JSON.stringify(await ok(s, 'GET', '/1/webhooks/1'))).not.toContain('whsec_');
@@ -44,7 +53,10 @@ describe('the /webhooks endpoints, with the real service shapes', () => {
     expect(rolled.secret).not.toBe(created.secret);
     expect(s.db.prepare('SELECT secret FROM webhooks').pluck().get()).toBe(rolled.secret);
     // One's own secret (what `amsg webhooks listen` does for its webhooks).
-    expect(await ok(s, 'POST', '/1/webhooks/1/secret', { body: { secret: 'whsec_my_own_secret_1234' } })).toEqual({ webhook_id: 1, secret: 'whsec_my_own_secret_1234' });
+    expect(await ok(s, 'POST', '/1/webhooks/1/secret', { body: { secret: 'whsec_my_own_secret_1234' } })).toEqual({
+      webhook_id: 1,
+      secret: 'whsec_my_own_secret_1234',
+    });
   });
 
   it('PUT changes any field and answers the bare id; DELETE and DELETE all answer true', async () => {
@@ -52,7 +64,13 @@ describe('the /webhooks endpoints, with the real service shapes', () => {
     await hook({ url: 'https://example.com/b', event: 'member_add' });
     expect(await s.call('PUT', '/1/webhooks/1', { body: { event: 'member_update', method: 'GET' } })).toEqual({ status: 200, body: 1 });
     expect(await ok(s, 'PUT', '/1/webhooks/1', { body: { url: 'https://example.com/z', public_key: 'pk' } })).toBe(1);
-    expect(await ok(s, 'GET', '/1/webhooks/1')).toEqual({ webhook_id: 1, url: 'https://example.com/z', method: 'GET', event: 'member_update', public_key: 'pk' });
+    expect(await ok(s, 'GET', '/1/webhooks/1')).toEqual({
+      webhook_id: 1,
+      url: 'https://example.com/z',
+      method: 'GET',
+      event: 'member_update',
+      public_key: 'pk',
+    });
     expect(await s.call('DELETE', '/1/webhooks/1')).toEqual({ status: 200, body: true });
     expect(await s.call('DELETE', '/1/webhooks/1')).toEqual({ status: 404, body: { error: 'webhook 1 not found' } });
     expect(await s.call('DELETE', '/1/webhooks')).toEqual({ status: 200, body: true });
@@ -62,7 +80,11 @@ describe('the /webhooks endpoints, with the real service shapes', () => {
   it('refuses bad input with a 400 naming the field, and changes nothing', async () => {
     await hook({ url: 'https://example.com/a', event: 'member_add' });
     s.db.prepare("INSERT INTO accounts (account_id, account_name, created_at) VALUES (2, 'Other', ?)").run(T0);
-    s.db.prepare("INSERT INTO webhooks (account_id, url, method, event, secret, created_at) VALUES (2, 'https://other.example.com', 'POST', 'member_add', 'whsec_x', ?)").run(T0);
+    s.db
+      .prepare(
+        "INSERT INTO webhooks (account_id, url, method, event, secret, created_at) VALUES (2, 'https://other.example.com', 'POST', 'member_add', 'whsec_x', ?)",
+      )
+      .run(T0);
     const before = JSON.stringify(s.db.prepare('SELECT * FROM webhooks ORDER BY 1').all());
     expectFieldError(await hook({ url: 'https://example.com/a', event: 'member_added' }), 'event');
     expectFieldError(await hook({ url: 'ftp://example.com/a', event: 'member_add' }), 'url');
@@ -79,7 +101,10 @@ describe('the /webhooks endpoints, with the real service shapes', () => {
     expect(await s.call('DELETE', '/1/webhooks/2')).toMatchObject(missing);
     expect(await s.call('POST', '/1/webhooks/2/secret')).toMatchObject(missing);
     expect(await s.call('GET', '/1/webhooks/2')).toMatchObject(missing);
-    expect(await s.call('PUT', '/1/webhooks/999', { body: { url: 'https://example.com/x' } })).toMatchObject({ status: 404, body: { error: 'webhook 999 not found' } });
+    expect(await s.call('PUT', '/1/webhooks/999', { body: { url: 'https://example.com/x' } })).toMatchObject({
+      status: 404,
+      body: { error: 'webhook 999 not found' },
+    });
     expect(JSON.stringify(s.db.prepare('SELECT * FROM webhooks ORDER BY 1').all())).toBe(before);
     // DELETE all leaves the other account's alone.
     await ok(s, 'DELETE', '/1/webhooks');
@@ -92,8 +117,18 @@ describe('the /webhooks endpoints, with the real service shapes', () => {
       .filter(([path]) => path.startsWith('/{account_id}/webhooks'))
       .flatMap(([, methods]) => Object.values(methods as Record<string, any>));
     expect(ops.map((o) => o.operationId).sort()).toEqual([
-      'webhooks.create', 'webhooks.delete', 'webhooks.deleteAll', 'webhooks.deliveries', 'webhooks.delivery', 'webhooks.events',
-      'webhooks.get', 'webhooks.list', 'webhooks.replay', 'webhooks.rollSecret', 'webhooks.trigger', 'webhooks.update',
+      'webhooks.create',
+      'webhooks.delete',
+      'webhooks.deleteAll',
+      'webhooks.deliveries',
+      'webhooks.delivery',
+      'webhooks.events',
+      'webhooks.get',
+      'webhooks.list',
+      'webhooks.replay',
+      'webhooks.rollSecret',
+      'webhooks.trigger',
+      'webhooks.update',
     ]);
     for (const o of ops) expect(o['x-amsg-extension'] === true, o.operationId).toBe(o.operationId !== 'webhooks.events');
   });
@@ -170,9 +205,33 @@ describe('every event is fired by the operations that cause it, with its documen
     await ok(s, 'DELETE', `/1/members/${a}`);
     expect(fired()).toEqual([['member_delete', { purged: false, ...one(a, 'a@example.com') }]]);
     await ok(s, 'PUT', '/1/members/delete', { body: { member_ids: [a, b, c] } });
-    expect(fired()).toEqual([['member_delete', { purged: false, members: [{ member_id: b, email: 'b@example.com' }, { member_id: c, email: 'c@example.com' }], member_count: 2 }]]);
+    expect(fired()).toEqual([
+      [
+        'member_delete',
+        {
+          purged: false,
+          members: [
+            { member_id: b, email: 'b@example.com' },
+            { member_id: c, email: 'c@example.com' },
+          ],
+          member_count: 2,
+        },
+      ],
+    ]);
     await ok(s, 'POST', '/1/members/purge', { body: { member_ids: [a, b] } });
-    expect(fired()).toEqual([['member_delete', { purged: true, members: [{ member_id: a, email: 'a@example.com' }, { member_id: b, email: 'b@example.com' }], member_count: 2 }]]);
+    expect(fired()).toEqual([
+      [
+        'member_delete',
+        {
+          purged: true,
+          members: [
+            { member_id: a, email: 'a@example.com' },
+            { member_id: b, email: 'b@example.com' },
+          ],
+          member_count: 2,
+        },
+      ],
+    ]);
   });
 
   it('member_status_update: each status change, bulk changes as one event', async () => {
@@ -180,12 +239,36 @@ describe('every event is fired by the operations that cause it, with its documen
     const b = await addMember(s, 'b@example.com');
     fired();
     await setStatus(s, [a, b], 'e');
-    expect(fired()).toEqual([['member_status_update', { member_status_id: 'e', members: [{ member_id: a, email: 'a@example.com' }, { member_id: b, email: 'b@example.com' }], member_count: 2 }]]);
+    expect(fired()).toEqual([
+      [
+        'member_status_update',
+        {
+          member_status_id: 'e',
+          members: [
+            { member_id: a, email: 'a@example.com' },
+            { member_id: b, email: 'b@example.com' },
+          ],
+          member_count: 2,
+        },
+      ],
+    ]);
     // Members already in the status are not listed; nobody changing fires nothing.
     await setStatus(s, [a], 'e');
     expect(fired()).toEqual([]);
     await ok(s, 'PUT', '/1/members/status/e/to/a', { body: {} });
-    expect(fired()).toEqual([['member_status_update', { member_status_id: 'a', members: [{ member_id: a, email: 'a@example.com' }, { member_id: b, email: 'b@example.com' }], member_count: 2 }]]);
+    expect(fired()).toEqual([
+      [
+        'member_status_update',
+        {
+          member_status_id: 'a',
+          members: [
+            { member_id: a, email: 'a@example.com' },
+            { member_id: b, email: 'b@example.com' },
+          ],
+          member_count: 2,
+        },
+      ],
+    ]);
   });
 
   it('member_optout: on every opt-out path (by id, by e-mail, a status change, through a mailing, a subscription)', async () => {
@@ -229,7 +312,19 @@ describe('every event is fired by the operations that cause it, with its documen
     const b = await addMember(s, 'b@example.com', { group_ids: [gold, silver] });
     fired();
     await ok(s, 'PUT', '/1/members/groups/remove', { body: { member_ids: [a, b], group_ids: [silver] } });
-    expect(fired()).toEqual([['member_remove_from_group', { group_ids: [silver], members: [{ member_id: a, email: 'a@example.com' }, { member_id: b, email: 'b@example.com' }], member_count: 2 }]]);
+    expect(fired()).toEqual([
+      [
+        'member_remove_from_group',
+        {
+          group_ids: [silver],
+          members: [
+            { member_id: a, email: 'a@example.com' },
+            { member_id: b, email: 'b@example.com' },
+          ],
+          member_count: 2,
+        },
+      ],
+    ]);
     await ok(s, 'PUT', `/1/groups/${gold}/members/remove`, { body: { member_ids: [a] } });
     expect(fired()).toEqual([['member_remove_from_group', { group_ids: [gold], ...one(a, 'a@example.com') }]]);
     await ok(s, 'DELETE', `/1/groups/${gold}/members`);
@@ -261,7 +356,9 @@ describe('every event is fired by the operations that cause it, with its documen
     expect(fired()).toEqual([['group_delete', { groups: [{ member_group_id: gold, group_name: 'Gold' }] }]]);
   });
 
-  const city = (field_id: number, display_name = 'city') => ({ field: { field_id, shortcut_name: 'city', display_name, field_type: 'text' } });
+  const city = (field_id: number, display_name = 'city') => ({
+    field: { field_id, shortcut_name: 'city', display_name, field_type: 'text' },
+  });
 
   it('field_create', async () => {
     const id = await createField(s, { shortcut_name: 'city', field_type: 'text' });
@@ -289,15 +386,32 @@ describe('every event is fired by the operations that cause it, with its documen
     const { import_id } = await ok(s, 'POST', '/1/members', { body: { members } });
     for (let i = 0; i < 100 && advanceJobs(s.db, s.clock, 1_000); i++);
     expect(fired()).toEqual([
-      ['import_finish', { import_id, import_status: 'o', num_members: 30, num_added: 30, num_updated: 0, num_skipped: 0, num_errors: 0, num_duplicates: 0, error_message: null }],
+      [
+        'import_finish',
+        {
+          import_id,
+          import_status: 'o',
+          num_members: 30,
+          num_added: 30,
+          num_updated: 0,
+          num_skipped: 0,
+          num_errors: 0,
+          num_duplicates: 0,
+          error_message: null,
+        },
+      ],
     ]);
     // A streamed import too (the CLI's), however many batches.
     const opened = await ok(s, 'POST', '/1/members/imports', { body: {} });
     for (const offset of [0, 2])
-      await ok(s, 'POST', `/1/members/imports/${opened.import_id}/rows`, { body: { columns: ['email'], rows: [[`s${offset}@example.com`], [`s${offset + 1}@example.com`]], offset } });
+      await ok(s, 'POST', `/1/members/imports/${opened.import_id}/rows`, {
+        body: { columns: ['email'], rows: [[`s${offset}@example.com`], [`s${offset + 1}@example.com`]], offset },
+      });
     expect(fired()).toEqual([]);
     await ok(s, 'POST', `/1/members/imports/${opened.import_id}/finish`);
-    expect(fired()).toEqual([['import_finish', expect.objectContaining({ import_id: opened.import_id, import_status: 'o', num_members: 4, num_added: 4 })]]);
+    expect(fired()).toEqual([
+      ['import_finish', expect.objectContaining({ import_id: opened.import_id, import_status: 'o', num_members: 4, num_added: 4 })],
+    ]);
   });
 
   describe('mailings and messages', () => {
@@ -307,14 +421,27 @@ describe('every event is fired by the operations that cause it, with its documen
     beforeEach(async () => {
       ada = await addMember(s, 'ada@example.com', { group_ids: [gold] });
       const created = await ok(s, 'POST', '/1/mailings', {
-        body: { name: 'Spring', subject: 'Hi', sender: 'shop@example.com', html_body: HTML, plaintext: 'Hi [% optout_url %]', recipient_groups: [gold] },
+        body: {
+          name: 'Spring',
+          subject: 'Hi',
+          sender: 'shop@example.com',
+          html_body: HTML,
+          plaintext: 'Hi [% optout_url %]',
+          recipient_groups: [gold],
+        },
       });
       mailingId = created.mailing_id;
       fired();
       for (let i = 0; i < 100 && advanceJobs(s.db, s.clock, 1_000); i++);
     });
 
-    const spring = (recipient_count: number) => ({ mailing_id: mailingId, name: 'Spring', subject: 'Hi', mailing_type: 'm', recipient_count });
+    const spring = (recipient_count: number) => ({
+      mailing_id: mailingId,
+      name: 'Spring',
+      subject: 'Hi',
+      mailing_type: 'm',
+      recipient_count,
+    });
 
     it('mailing_start: from the sender, when it starts', async () => {
       expect(fired()[0]).toEqual(['mailing_start', spring(1)]);
@@ -357,13 +484,25 @@ describe('every event is fired by the operations that cause it, with its documen
         ['member_status_update', { member_status_id: 'o', ...one(ada, 'ada@example.com') }],
         ['member_optout', { mailing_id: mailingId, ...one(ada, 'ada@example.com') }],
       ]);
-      expect(await sim('bounce', { hard: true })).toEqual([['member_status_update', { member_status_id: 'e', ...one(ada, 'ada@example.com') }]]);
+      expect(await sim('bounce', { hard: true })).toEqual([
+        ['member_status_update', { member_status_id: 'e', ...one(ada, 'ada@example.com') }],
+      ]);
     });
 
     it('message_forward: a member forwards its message', async () => {
       fired();
       const res = await ok(s, 'POST', `/1/forwards/${mailingId}/${ada}`, { body: { recipient_emails: ['Friend@Example.com'] } });
-      expect(fired()).toEqual([['message_forward', { mailing_id: mailingId, forward_mailing_id: res.mailing_id, forwarded_to: ['friend@example.com'], ...one(ada, 'ada@example.com') }]]);
+      expect(fired()).toEqual([
+        [
+          'message_forward',
+          {
+            mailing_id: mailingId,
+            forward_mailing_id: res.mailing_id,
+            forwarded_to: ['friend@example.com'],
+            ...one(ada, 'ada@example.com'),
+          },
+        ],
+      ]);
     });
   });
 
@@ -376,7 +515,11 @@ describe('every event is fired by the operations that cause it, with its documen
   it('each event reaches only the webhooks registered for it, as one pending delivery each', async () => {
     await hook({ url: 'http://127.0.0.1:9/second', event: 'member_add' });
     await addMember(s, 'ada@example.com');
-    const rows = s.db.prepare('SELECT d.webhook_id, w.event, d.status, d.attempts FROM webhook_deliveries d JOIN webhooks w USING (webhook_id) WHERE d.event_id = (SELECT MAX(event_id) FROM webhook_events) ORDER BY d.delivery_id').all();
+    const rows = s.db
+      .prepare(
+        'SELECT d.webhook_id, w.event, d.status, d.attempts FROM webhook_deliveries d JOIN webhooks w USING (webhook_id) WHERE d.event_id = (SELECT MAX(event_id) FROM webhook_events) ORDER BY d.delivery_id',
+      )
+      .all();
     expect(rows).toEqual([
       { webhook_id: EVENT_NAMES.indexOf('member_add') + 1, event: 'member_add', status: 'p', attempts: 0 },
       { webhook_id: 23, event: 'member_add', status: 'p', attempts: 0 },
@@ -385,9 +528,11 @@ describe('every event is fired by the operations that cause it, with its documen
 
   it('a bulk event lists at most MAX_LISTED_MEMBERS members and counts them all', async () => {
     const n = MAX_LISTED_MEMBERS + 5;
-    s.db.prepare(`WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ${n})
+    s.db
+      .prepare(`WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ${n})
       INSERT INTO members (account_id, email, member_status_id, member_since, last_modified_at, field_values)
-      SELECT 1, 'bulk' || i || '@example.com', 'a', ?, ?, '{}' FROM k`).run(T0, T0);
+      SELECT 1, 'bulk' || i || '@example.com', 'a', ?, ?, '{}' FROM k`)
+      .run(T0, T0);
     fired();
     await ok(s, 'PUT', '/1/members/status/a/to/e', { body: {} });
     const [[event, data]] = fired();
@@ -447,16 +592,31 @@ describe('trigger, the delivery log and replay', () => {
     await addMember(s, 'b@example.com');
     const list = await ok(s, 'GET', '/1/webhooks/deliveries');
     expect(list).toEqual([
-      { delivery_id: 2, webhook_id: 1, event_id: 2, event: 'member_add', status: 'p', attempts: 0, next_attempt_at: AT, last_status_code: null, last_error: null, created_at: AT, delivered_at: null, replay_of: null, attempt_log: [] },
+      {
+        delivery_id: 2,
+        webhook_id: 1,
+        event_id: 2,
+        event: 'member_add',
+        status: 'p',
+        attempts: 0,
+        next_attempt_at: AT,
+        last_status_code: null,
+        last_error: null,
+        created_at: AT,
+        delivered_at: null,
+        replay_of: null,
+        attempt_log: [],
+      },
       expect.objectContaining({ delivery_id: 1, event_id: 1 }),
     ]);
     expect(await ok(s, 'GET', '/1/webhooks/deliveries', { query: { count: 'true', webhook_id: '1' } })).toBe(2);
     expect(await ok(s, 'GET', '/1/webhooks/deliveries', { query: { status: 'e' } })).toEqual([]);
     expect(await ok(s, 'GET', '/1/webhooks/deliveries/1')).toEqual(expect.objectContaining({ delivery_id: 1, event_id: 1 }));
     expect(await s.call('POST', '/1/webhooks/deliveries/1/replay')).toEqual({ status: 200, body: 3 });
-    expect(await ok(s, 'GET', '/1/webhooks/deliveries/3')).toEqual(expect.objectContaining({ delivery_id: 3, event_id: 1, replay_of: 1, status: 'p' }));
+    expect(await ok(s, 'GET', '/1/webhooks/deliveries/3')).toEqual(
+      expect.objectContaining({ delivery_id: 3, event_id: 1, replay_of: 1, status: 'p' }),
+    );
     expect((await s.call('POST', '/1/webhooks/deliveries/99/replay')).status).toBe(404);
     expectFieldError(await s.call('GET', '/1/webhooks/deliveries', { query: { status: 'x' } }), 'status');
   });
 });
-

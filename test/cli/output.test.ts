@@ -3,7 +3,14 @@ import { fitColumns, fitWidths, MIN_CELL, render, tableWidth, thousands } from '
 
 /** Tables fitted to a fake terminal width: cells cut with …, the last columns left out and named. */
 const rows = [
-  { member_id: 1, email: 'hans.weber.2@example.com', status: 'a', city: 'Oslo', note: 'a long note about this member that goes on', member_since: '@D:2026-05-06T07:08:09' },
+  {
+    member_id: 1,
+    email: 'hans.weber.2@example.com',
+    status: 'a',
+    city: 'Oslo',
+    note: 'a long note about this member that goes on',
+    member_since: '@D:2026-05-06T07:08:09',
+  },
   { member_id: 22, email: 'tina.mueller@example.org', status: 'o', city: 'Bergen', note: '', member_since: '@D:2026-05-07T08:00:00' },
 ];
 const columns = ['member_id', 'email', 'status', 'city', 'note', 'member_since'];
@@ -69,7 +76,16 @@ describe('tables fit the terminal', () => {
 describe('thousands', () => {
   it('groups as en-US does, without ICU (negative, fractions to three places)', () => {
     expect([0, 7, 999, 1000, 1234567, -1234567, 1_000_000, 12.5, 1234.5678, -0.5].map(thousands)).toEqual([
-      '0', '7', '999', '1,000', '1,234,567', '-1,234,567', '1,000,000', '12.5', '1,234.568', '-0.5',
+      '0',
+      '7',
+      '999',
+      '1,000',
+      '1,234,567',
+      '-1,234,567',
+      '1,000,000',
+      '12.5',
+      '1,234.568',
+      '-0.5',
     ]);
   });
 });

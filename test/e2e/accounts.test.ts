@@ -24,12 +24,28 @@ describe.each<Mode>(['local', 'remote'])('amsg accounts (%s)', (mode) => {
   afterAll(() => box.stop());
 
   test('create with its checks, list with filters, get', async () => {
-    expect(await json('accounts', 'create', 'Oslo branch', '--timezone', 'Europe/Oslo', '--country', 'Norway', '--city', 'Oslo', '--province', 'Oslo')).toEqual({
+    expect(
+      await json(
+        'accounts',
+        'create',
+        'Oslo branch',
+        '--timezone',
+        'Europe/Oslo',
+        '--country',
+        'Norway',
+        '--city',
+        'Oslo',
+        '--province',
+        'Oslo',
+      ),
+    ).toEqual({
       account_name: 'Oslo branch',
       account_id: 2,
       parent_account_id: 1,
     });
-    expect(await json('accounts', 'create', 'Austin', '--status', 'active', '--country', 'US', '--city', 'Austin', '--state', 'TX')).toEqual({
+    expect(
+      await json('accounts', 'create', 'Austin', '--status', 'active', '--country', 'US', '--city', 'Austin', '--state', 'TX'),
+    ).toEqual({
       account_name: 'Austin',
       account_id: 3,
       parent_account_id: 1,
@@ -138,13 +154,19 @@ describe.each<Mode>(['local', 'remote'])('amsg accounts (%s)', (mode) => {
   test('retire: confirmation, the answer, then unreachable; never the HQ itself', async () => {
     const unconfirmed = await run('accounts', 'retire', '2');
     expect(unconfirmed.exitCode).toBe(2);
-    expect(unconfirmed.stderr).toContain('refusing to retire sub-account "Oslo branch" (2) (its data is purged in 30 days and cannot be recovered) without --yes');
+    expect(unconfirmed.stderr).toContain(
+      'refusing to retire sub-account "Oslo branch" (2) (its data is purged in 30 days and cannot be recovered) without --yes',
+    );
     expect(await json('accounts', 'retire', '2', '--yes')).toEqual({ account_name: 'Oslo branch', status: 'retired' });
     expect((await json('accounts', 'list')).subaccounts.map((a: any) => a.account_id)).toEqual([3, 4]);
     const gone = await run('--account', '2', 'members', 'list');
     expect(gone.exitCode).toBe(1);
     expect(gone.stderr).toContain('HTTP 404): account 2 not found');
-    expect(await json('accounts', 'get', '2')).toMatchObject({ account_status: 'retired', retired_at: AT_NOW, purge_after: '@D:2026-06-05T07:08:09' });
+    expect(await json('accounts', 'get', '2')).toMatchObject({
+      account_status: 'retired',
+      retired_at: AT_NOW,
+      purge_after: '@D:2026-06-05T07:08:09',
+    });
     expect((await run('accounts', 'retire', '2', '--yes')).exitCode).toBe(1);
     const hq = await run('accounts', 'retire', '1', '--yes');
     expect(hq.exitCode).toBe(1);

@@ -29,7 +29,9 @@ test('every command that confirms (its examples pass --yes) offers --dry-run', (
   const commands = everyCommand(fullProgram('0.0.0'));
   const confirming = commands.filter((c) => /--yes\b/.test(c.examples));
   // The walk sees the commands (a broken walk would pass vacuously).
-  expect(confirming.map((c) => c.name)).toEqual(expect.arrayContaining(['groups delete', 'webhooks delete', 'seed', 'db restore', 'keys revoke']));
+  expect(confirming.map((c) => c.name)).toEqual(
+    expect.arrayContaining(['groups delete', 'webhooks delete', 'seed', 'db restore', 'keys revoke']),
+  );
   const without = confirming.filter((c) => !c.cmd.options.some((o) => o.long === '--dry-run')).map((c) => c.name);
   expect(without).toEqual([]);
 });
@@ -69,7 +71,20 @@ describe.each<Mode>(['local', 'remote'])('--dry-run changes nothing (%s)', (mode
       ['touchpoints', 'types', 'create', 'web', '--display-name', 'Web visit'],
       ['touchpoints', 'record', 'ada@example.com', '--type', 'web', '--value', '2.5'],
       ['workflows', 'create', 'Buyers', '--match', 'type=purchase', '--action', '{"type": "add_to_groups", "group_ids": [1]}'],
-      ['sms', 'campaigns', 'create', '--name', 'Sale', '--from', '+1 555 555 0100', '--group', 'Newsletter', '--promotional', '--message', 'Sale today'],
+      [
+        'sms',
+        'campaigns',
+        'create',
+        '--name',
+        'Sale',
+        '--from',
+        '+1 555 555 0100',
+        '--group',
+        'Newsletter',
+        '--promotional',
+        '--message',
+        'Sale today',
+      ],
       ['accounts', 'create', 'Oslo branch'],
       ['fields', 'create', 'region', '--type', 'text', '--widget', 'select one', '--options', 'EU,US'],
       ['fields', 'relationships', 'create', 'Region → Plan', '--parent', 'region', '--child', 'plan'],
@@ -100,12 +115,24 @@ describe.each<Mode>(['local', 'remote'])('--dry-run changes nothing (%s)', (mode
       [['keys', 'revoke', '2'], 'revoke key 2 "CI job" of owner@localhost', 1],
       [['triggers', 'delete', '1'], 'delete trigger 1 "Birthday greeting"', 1],
       [['members', 'groups', 'remove', 'ada@example.com', '--all'], 'remove member ada@example.com (1) from every group (2 groups)', 2],
-      [['members', 'groups', 'remove', 'ada@example.com', '--group', 'Gold', '--group', 'Newsletter'], 'remove member ada@example.com (1) from 2 groups', 2],
-      [['members', 'update', 'ada@example.com', '--status', 'o', '--field', 'city=Bergen'], 'update member ada@example.com (1): 1 field (city); status → opted out', 1],
+      [
+        ['members', 'groups', 'remove', 'ada@example.com', '--group', 'Gold', '--group', 'Newsletter'],
+        'remove member ada@example.com (1) from 2 groups',
+        2,
+      ],
+      [
+        ['members', 'update', 'ada@example.com', '--status', 'o', '--field', 'city=Bergen'],
+        'update member ada@example.com (1): 1 field (city); status → opted out',
+        1,
+      ],
     ];
     for (const [args, would, count] of cases) {
       const dry = await run(...args, '--dry-run', '--json');
-      expect([dry.exitCode, JSON.parse(dry.stdout || 'null'), dry.stderr.includes('refusing')], args.join(' ')).toEqual([0, { dry_run: true, would, count }, false]);
+      expect([dry.exitCode, JSON.parse(dry.stdout || 'null'), dry.stderr.includes('refusing')], args.join(' ')).toEqual([
+        0,
+        { dry_run: true, would, count },
+        false,
+      ]);
       const table = await run(...args, '--dry-run', '-o', 'table');
       expect(table.stdout, args.join(' ')).toBe(`Dry run, nothing changed: would ${would}.`);
     }
@@ -123,8 +150,14 @@ describe.each<Mode>(['local', 'remote'])('--dry-run changes nothing (%s)', (mode
       [['keys', 'revoke', '99'], 'key 99 not found (see amsg keys list)'],
       [['workflows', 'delete', '99'], 'workflow 99 not found'],
       [['accounts', 'retire', '99'], ''],
-      [['events', 'types', 'delete', 'purchse'], 'no event type is named "purchse" (amsg events types list shows them); did you mean "purchase"?'],
-      [['fields', 'relationships', 'delete', 'Region → Plna'], 'no field relationship named "Region → Plna" (see amsg fields relationships list); did you mean "Region → Plan"?'],
+      [
+        ['events', 'types', 'delete', 'purchse'],
+        'no event type is named "purchse" (amsg events types list shows them); did you mean "purchase"?',
+      ],
+      [
+        ['fields', 'relationships', 'delete', 'Region → Plna'],
+        'no field relationship named "Region → Plna" (see amsg fields relationships list); did you mean "Region → Plan"?',
+      ],
     ] as const) {
       const r = await run(...args, '--dry-run', '--json');
       const failure = JSON.parse(r.stderr.trim().split('\n').pop()!);

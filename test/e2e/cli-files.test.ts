@@ -80,7 +80,9 @@ describe.each<Mode>(['local', 'remote'])('files round-trip (%s)', (mode) => {
     // Fixed (a value corrected, the missing cell added), it imports with no hand edit of the error column.
     const fixedFile = file(
       'fixed.csv',
-      written.replace('ten@example.com,Ten,ten,', 'ten@example.com,Ten,10,').replace('ragged@example.com,Rag,', 'ragged@example.com,Rag,7,'),
+      written
+        .replace('ten@example.com,Ten,ten,', 'ten@example.com,Ten,10,')
+        .replace('ragged@example.com,Rag,', 'ragged@example.com,Rag,7,'),
     );
     const nothing = join(box.dir, 'nothing.csv');
     const fixed = await run('members', 'import', fixedFile, '--errors-out', nothing);
@@ -118,12 +120,16 @@ describe.each<Mode>(['local', 'remote'])('files round-trip (%s)', (mode) => {
     expect((await json('members', 'get', 'note@example.com')).fields.first_name).toBe('Nora');
     const typo = await run('members', 'import', csv, '--ignore', 'nots');
     expect(typo.exitCode).toBe(2);
-    expect(typo.stderr).toContain('--ignore names column "nots", which is not in the header (email, frist_name, notes); did you mean "notes"?');
+    expect(typo.stderr).toContain(
+      '--ignore names column "nots", which is not in the header (email, frist_name, notes); did you mean "notes"?',
+    );
   });
 });
 
 test('the two modes import the same', () => {
-  expect(transcriptView(transcripts.remote).map((r) => ({ ...r, stdout: r.stdout.replace(/"import_(started|finished)": "[^"]*"/g, '') }))).toEqual(
+  expect(
+    transcriptView(transcripts.remote).map((r) => ({ ...r, stdout: r.stdout.replace(/"import_(started|finished)": "[^"]*"/g, '') })),
+  ).toEqual(
     transcriptView(transcripts.local).map((r) => ({ ...r, stdout: r.stdout.replace(/"import_(started|finished)": "[^"]*"/g, '') })),
   );
 });

@@ -67,7 +67,22 @@ describe.each<Mode>(['local', 'remote'])('finding things (%s)', (mode) => {
 
   test('mailings by name where unambiguous; members optout by id', async () => {
     const create = (name: string) =>
-      json('mailings', 'create', '--name', name, '--subject', 'S', '--sender', 'news@example.com', '--html', html, '--group', 'Gold', '--send-at', '2027-01-01T09:00:00Z');
+      json(
+        'mailings',
+        'create',
+        '--name',
+        name,
+        '--subject',
+        'S',
+        '--sender',
+        'news@example.com',
+        '--html',
+        html,
+        '--group',
+        'Gold',
+        '--send-at',
+        '2027-01-01T09:00:00Z',
+      );
     expect(await create('Spring sale')).toEqual({ mailing_id: 1 });
     expect((await json('mailings', 'get', 'spring SALE')).mailing_id).toBe(1);
     // The prompt's description, as a dry run: the name, and when it was to go out (local time; the suite's is UTC).

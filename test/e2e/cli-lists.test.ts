@@ -55,7 +55,12 @@ describe.each<Mode>(['local', 'remote'])('list commands (%s)', (mode) => {
     expect(csv.stderr).not.toContain('shown');
 
     const nd = await run('members', 'list', '--all', '--output', 'ndjson');
-    expect(nd.stdout.trim().split('\n').map((l) => JSON.parse(l).member_id)).toEqual(ids);
+    expect(
+      nd.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).member_id),
+    ).toEqual(ids);
     const json = await run('members', 'list', '--all', '--json');
     const whole = JSON.parse(json.stdout);
     expect(whole.map((m: any) => m.member_id)).toEqual(ids);
@@ -65,7 +70,10 @@ describe.each<Mode>(['local', 'remote'])('list commands (%s)', (mode) => {
 
   test('--limit and --start pick a part, across page boundaries', async () => {
     const r = await run('members', 'list', '--limit', '700', '--output', 'ndjson');
-    const ids = r.stdout.trim().split('\n').map((l) => JSON.parse(l).member_id);
+    const ids = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).member_id);
     expect(ids).toEqual(Array.from({ length: 700 }, (_, i) => i + 1));
     expect(r.stderr).toContain('700 of 1,203 shown; --all for every row, --start 700 for the rows after these');
     const tail = await run('members', 'list', '--start', '1200', '--json');

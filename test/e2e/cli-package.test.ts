@@ -43,7 +43,13 @@ test('amsg completion bash completes commands, flags and enumerated values', asy
   expect(await complete('amsg', 'members', 'list', '--output', '')).toEqual(['table', 'json', 'ndjson', 'csv']);
   expect(await complete('amsg', 'webhooks', 'delete', '3', '--d')).toEqual(['--dry-run', '--db']);
   expect(await complete('amsg', 'groups', 'clear', 'Gold', '--status', '')).toEqual(['a', 'e', 'o', 'f', 'active', 'error', 'optout']);
-  expect(await complete('amsg', 'mailings', 'message', '1', '2', '--type', '')).toEqual(['all', 'html', 'plaintext', 'subject', 'webview_url']);
+  expect(await complete('amsg', 'mailings', 'message', '1', '2', '--type', '')).toEqual([
+    'all',
+    'html',
+    'plaintext',
+    'subject',
+    'webview_url',
+  ]);
   // zsh reuses it through bashcompinit; fish gets its own.
   const zsh = (await execa('node', [BIN, 'completion', 'zsh'], { env })).stdout;
   expect(zsh).toContain('#compdef amsg');
@@ -58,7 +64,8 @@ test('amsg completion bash completes commands, flags and enumerated values', asy
 /** Whether a shell is installed: the zsh and fish tests run the scripts in it when it is, and are skipped (saying why) when not. */
 const installed = (shell: string) => execa('sh', ['-c', `command -v ${shell}`], { reject: false }).then((r) => r.exitCode === 0);
 const [hasZsh, hasFish] = await Promise.all([installed('zsh'), installed('fish')]);
-const skipped = (has: boolean, shell: string) => (has ? '' : ` (skipped: ${shell} is not installed here; apt-get install ${shell} runs it)`);
+const skipped = (has: boolean, shell: string) =>
+  has ? '' : ` (skipped: ${shell} is not installed here; apt-get install ${shell} runs it)`;
 
 (hasZsh ? test : test.skip)(`amsg completion zsh loads in zsh, registers with compsys and completes${skipped(hasZsh, 'zsh')}`, async () => {
   const script = join(dir, 'amsg.zsh');
@@ -87,7 +94,10 @@ const skipped = (has: boolean, shell: string) => (has ? '' : ` (skipped: ${shell
   // What fish offers for the command line as typed: candidate, tab, description.
   const complete = async (line: string) => {
     const r = await execa('fish', ['--no-config', '-c', `source ${script}; complete -C '${line}'`], { cwd: dir });
-    return r.stdout.split('\n').filter(Boolean).map((l) => l.split('\t')[0]);
+    return r.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split('\t')[0]);
   };
   expect(await complete('amsg mem')).toEqual(['members']);
   expect(await complete('amsg members pur')).toEqual(['purge', 'purge-archived']);
@@ -101,7 +111,22 @@ test('npm pack gives a package that runs from the PATH outside the clone', async
   const packed = await execa('npm', ['pack', '--pack-destination', dir, '--ignore-scripts', '--json'], { cwd: root });
   const [info] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
   const files = info.files.map((f) => f.path);
-  expect(files).toEqual(expect.arrayContaining(['package.json', 'bin/amsg.js', 'bin/package.json', 'dist/amsg.cjs', 'dist/amsg.cjs.cache', 'dist/undici.cjs', 'dist/undici.cjs.cache', 'dist/faker.cjs', 'dist/faker.cjs.cache', 'dist/ink-react.js', 'dist/import-writer-thread.js', 'README.md']));
+  expect(files).toEqual(
+    expect.arrayContaining([
+      'package.json',
+      'bin/amsg.js',
+      'bin/package.json',
+      'dist/amsg.cjs',
+      'dist/amsg.cjs.cache',
+      'dist/undici.cjs',
+      'dist/undici.cjs.cache',
+      'dist/faker.cjs',
+      'dist/faker.cjs.cache',
+      'dist/ink-react.js',
+      'dist/import-writer-thread.js',
+      'README.md',
+    ]),
+  );
   expect(files.filter((f) => /^(src|test|commands|bench)\//.test(f))).toEqual([]);
 
   const prefix = join(dir, 'global');
@@ -124,7 +149,9 @@ test('npm pack gives a package that runs from the PATH outside the clone', async
     execa('amsg', args, { cwd: elsewhere, env: { ...env, PATH: `${join(prefix, 'bin')}:${process.env.PATH}` }, reject: false });
   const version = await run('version');
   expect(version.exitCode, version.stderr).toBe(0);
-  expect(version.stdout).toBe(JSON.parse((await execa('node', ['-p', 'JSON.stringify(require("./package.json").version)'], { cwd: root })).stdout));
+  expect(version.stdout).toBe(
+    JSON.parse((await execa('node', ['-p', 'JSON.stringify(require("./package.json").version)'], { cwd: root })).stdout),
+  );
   const init = await run('init', '--json');
   expect(init.exitCode, init.stderr).toBe(0);
   const added = await run('members', 'add', 'ada@example.com', '--group', 'Newsletter', '--json');

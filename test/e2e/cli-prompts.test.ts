@@ -68,7 +68,9 @@ describe('prompts on a terminal', () => {
     // Off a terminal, it needs --yes like every status change.
     const refused = await box.amsg('members', 'update', '3', '--status', 'e');
     expect(refused.exitCode).toBe(2);
-    expect(refused.stderr).toContain('refusing to set the status of member ola@example.com (3) to error without --yes (no terminal to confirm on)');
+    expect(refused.stderr).toContain(
+      'refusing to set the status of member ola@example.com (3) to error without --yes (no terminal to confirm on)',
+    );
   });
 
   test('CI=true or --no-input never prompts, even on a terminal', async () => {
@@ -90,7 +92,9 @@ describe('prompts on a terminal', () => {
     expect(no.screen).toContain('Delete webhook 1 (member_add → https://example.com/hooks)? [y/N]');
     expect(no.exitCode).toBe(130);
     const ci = await onTerminal(box, ['webhooks', 'delete', '1'], 'y\r', { CI: 'true' });
-    expect(ci.screen).toContain('refusing to delete webhook 1 (member_add → https://example.com/hooks) without --yes (CI is set: prompts are off)');
+    expect(ci.screen).toContain(
+      'refusing to delete webhook 1 (member_add → https://example.com/hooks) without --yes (CI is set: prompts are off)',
+    );
     expect(ci.exitCode).toBe(2);
     const dry = await onTerminal(box, ['webhooks', 'delete', '1', '--dry-run', '-o', 'table'], 'y\r');
     expect(dry.screen).not.toContain('[y/N]');
@@ -107,7 +111,12 @@ describe.each<Mode>(['local', 'remote'])('--dry-run (%s)', (mode) => {
   const { json } = recorder(box, transcripts[mode]);
   beforeAll(async () => {
     await box.start();
-    for (const [email, city] of [['a@example.com', 'Oslo'], ['b@example.com', ''], ['c@example.com', 'Bergen'], ['d@example.com', 'Oslo']]) {
+    for (const [email, city] of [
+      ['a@example.com', 'Oslo'],
+      ['b@example.com', ''],
+      ['c@example.com', 'Bergen'],
+      ['d@example.com', 'Oslo'],
+    ]) {
       const r = await box.amsg('members', 'add', email, '--group', 'Trial', ...(city ? ['--field', `last_name=${city}`] : []));
       expect(r.exitCode, r.stderr).toBe(0);
     }
@@ -128,7 +137,11 @@ describe.each<Mode>(['local', 'remote'])('--dry-run (%s)', (mode) => {
       would: 'remove 1 opted out member from group "Trial" (1)',
       count: 1,
     });
-    expect(await json('members', 'delete', '--status', 'a', '--dry-run')).toEqual({ dry_run: true, would: 'archive 2 active members', count: 2 });
+    expect(await json('members', 'delete', '--status', 'a', '--dry-run')).toEqual({
+      dry_run: true,
+      would: 'archive 2 active members',
+      count: 2,
+    });
     expect(await json('members', 'delete', '1', '2', '--dry-run')).toEqual({ dry_run: true, would: 'archive 2 members', count: 2 });
     expect(await json('members', 'move-status', '--from', 'a', '--to', 'e', '--group', 'Trial', '--dry-run')).toEqual({
       dry_run: true,
@@ -140,7 +153,11 @@ describe.each<Mode>(['local', 'remote'])('--dry-run (%s)', (mode) => {
       would: 'set the status of member a@example.com (1) to opted out',
       count: 1,
     });
-    expect(await json('members', 'purge-archived', '--dry-run')).toEqual({ dry_run: true, would: 'erase 1 archived member permanently', count: 1 });
+    expect(await json('members', 'purge-archived', '--dry-run')).toEqual({
+      dry_run: true,
+      would: 'erase 1 archived member permanently',
+      count: 1,
+    });
     expect(await json('members', 'purge-archived', '--status', 'a', '--dry-run')).toMatchObject({ count: 0 });
     // Counted from the service's kept counts: by status, in a group, archived or live.
     expect(await json('members', 'purge-archived', '--status', 'o', '--group', 'Trial', '--dry-run')).toEqual({
@@ -148,10 +165,20 @@ describe.each<Mode>(['local', 'remote'])('--dry-run (%s)', (mode) => {
       would: 'erase 1 archived opted out member of group "Trial" (1) permanently',
       count: 1,
     });
-    expect(await json('members', 'delete', '--status', 'o', '--dry-run')).toEqual({ dry_run: true, would: 'archive 1 opted out member', count: 1 });
-    expect(await json('members', 'move-status', '--from', 'o', '--to', 'a', '--dry-run')).toEqual({ dry_run: true, would: 'move 1 opted out member to active', count: 1 });
+    expect(await json('members', 'delete', '--status', 'o', '--dry-run')).toEqual({
+      dry_run: true,
+      would: 'archive 1 opted out member',
+      count: 1,
+    });
+    expect(await json('members', 'move-status', '--from', 'o', '--to', 'a', '--dry-run')).toEqual({
+      dry_run: true,
+      would: 'move 1 opted out member to active',
+      count: 1,
+    });
     expect(await json('members', 'move-status', '--from', 'f', '--to', 'a', '--group', 'Trial', '--dry-run')).toMatchObject({ count: 0 });
-    expect(await json('members', 'purge', 'a@example.com', '--dry-run')).toMatchObject({ would: 'erase member a@example.com (1) permanently' });
+    expect(await json('members', 'purge', 'a@example.com', '--dry-run')).toMatchObject({
+      would: 'erase member a@example.com (1) permanently',
+    });
     expect(await json('fields', 'clear', 'last_name', '--dry-run')).toEqual({
       dry_run: true,
       would: 'clear field "last_name" (2) for 3 members',

@@ -70,7 +70,9 @@ describe.each<Mode>(['local', 'remote'])('tables for people (%s)', (mode) => {
     expect(drawn[1]).toMatch(/^│ member_id │ email\s+│ status\s+│$/);
     expect(Math.max(...drawn.map((l) => l.length))).toBeLessThanOrEqual(40);
     const piped = await run('members', 'list', '-o', 'table');
-    expect(piped.stdout.split('\n')[1]).toMatch(/^│ member_id │ email\s+│ status\s+│ fields\s+│ member_since\s+│ last_modified_at\s+│ deleted_at\s+│$/);
+    expect(piped.stdout.split('\n')[1]).toMatch(
+      /^│ member_id │ email\s+│ status\s+│ fields\s+│ member_since\s+│ last_modified_at\s+│ deleted_at\s+│$/,
+    );
     expect(piped.stderr).not.toContain('left out');
   });
 });

@@ -34,9 +34,9 @@ describe.each<Mode>(['local', 'remote'])('amsg CLI (%s)', (mode) => {
     // first_name and last_name come with every new account.
     expect(await json('fields', 'create', 'birthday', '--type', 'date', '--display-name', 'Birthday')).toBe(3);
     expect(await json('fields', 'create', 'score', '--type', 'numeric')).toBe(4);
-    expect(
-      await json('fields', 'create', 'interests', '--type', 'text[]', '--widget', 'check_multiple', '--options', 'news,offers'),
-    ).toBe(5);
+    expect(await json('fields', 'create', 'interests', '--type', 'text[]', '--widget', 'check_multiple', '--options', 'news,offers')).toBe(
+      5,
+    );
     const dup = await run('fields', 'create', 'First_Name', '--type', 'text');
     expect(dup.exitCode).toBe(1);
     expect(dup.stderr).toContain('HTTP 400');
@@ -69,9 +69,21 @@ describe.each<Mode>(['local', 'remote'])('amsg CLI (%s)', (mode) => {
 
   test('members add, get by id and e-mail, with groups and typed fields', async () => {
     const added = await json(
-      'members', 'add', 'Ada@Example.com',
-      '--field', 'first_name=Ada', '--field', 'birthday=1815-12-10', '--field', 'score=9.5',
-      '--field', 'interests=["news"]', '--group', 'Newsletter', '--phone', '+47 912 34 567',
+      'members',
+      'add',
+      'Ada@Example.com',
+      '--field',
+      'first_name=Ada',
+      '--field',
+      'birthday=1815-12-10',
+      '--field',
+      'score=9.5',
+      '--field',
+      'interests=["news"]',
+      '--group',
+      'Newsletter',
+      '--phone',
+      '+47 912 34 567',
     );
     expect(added).toEqual({ member_id: 1, added: true, status: 'a' });
     const again = await json('members', 'add', 'ada@example.com', '--field', 'score=10');
@@ -123,8 +135,28 @@ describe.each<Mode>(['local', 'remote'])('amsg CLI (%s)', (mode) => {
   test('groups: counts stay right through status changes', async () => {
     const groups = await json('groups', 'list');
     expect(groups).toEqual([
-      { member_group_id: 1, account_id: 1, group_name: 'Newsletter', group_type: 'g', active_count: 2, error_count: 0, optout_count: 0, deleted_at: null, purged_at: null },
-      { member_group_id: 2, account_id: 1, group_name: 'VIP', group_type: 'g', active_count: 1, error_count: 0, optout_count: 0, deleted_at: null, purged_at: null },
+      {
+        member_group_id: 1,
+        account_id: 1,
+        group_name: 'Newsletter',
+        group_type: 'g',
+        active_count: 2,
+        error_count: 0,
+        optout_count: 0,
+        deleted_at: null,
+        purged_at: null,
+      },
+      {
+        member_group_id: 2,
+        account_id: 1,
+        group_name: 'VIP',
+        group_type: 'g',
+        active_count: 1,
+        error_count: 0,
+        optout_count: 0,
+        deleted_at: null,
+        purged_at: null,
+      },
     ]);
     expect(await json('members', 'optout', 'ada@example.com')).toBe(true);
     expect(await json('members', 'optout', 'ada@example.com')).toBe(true);
@@ -240,7 +272,14 @@ describe.each<Mode>(['local', 'remote'])('amsg CLI (%s)', (mode) => {
   test('groups list is complete past one window of 500 (it pages); --count says how many', async () => {
     const before: { member_group_id: number }[] = await json('groups', 'list');
     const names = Array.from({ length: 520 }, (_, i) => ({ group_name: `Bulk ${String(i).padStart(3, '0')}` }));
-    const created: { member_group_id: number }[] = await json('api', 'call', 'POST', '/1/groups', '--data', JSON.stringify({ groups: names }));
+    const created: { member_group_id: number }[] = await json(
+      'api',
+      'call',
+      'POST',
+      '/1/groups',
+      '--data',
+      JSON.stringify({ groups: names }),
+    );
     expect(created.length).toBe(520);
     const all = await json('groups', 'list');
     expect(all.map((g: { member_group_id: number }) => g.member_group_id)).toEqual([...before, ...created].map((g) => g.member_group_id));

@@ -63,7 +63,11 @@ describe.each<Mode>(['local', 'remote'])('amsg events, touchpoints, workflows (%
     expect(JSON.parse(first.stdout).map((t: any) => t.event_type)).toEqual(['purchase']);
     expect(first.stderr).toContain('1 of 3 shown; --all for every row, --start 1 for the rows after these');
     expect((await json('events', 'types', 'get', 'VISIT')).event_type_id).toBe(2);
-    expect(await json('events', 'types', 'rename', 'visit', 'store-visit')).toMatchObject({ event_type_id: 2, event_type: 'store-visit', display_name: 'visit' });
+    expect(await json('events', 'types', 'rename', 'visit', 'store-visit')).toMatchObject({
+      event_type_id: 2,
+      event_type: 'store-visit',
+      display_name: 'visit',
+    });
     const taken = await run('events', 'types', 'rename', 'store-visit', 'Purchase');
     expect([taken.exitCode, taken.stdout]).toEqual([1, '']);
     expect(taken.stderr).toContain('event_type: the event type "Purchase" already exists (id 1)');
@@ -76,7 +80,19 @@ describe.each<Mode>(['local', 'remote'])('amsg events, touchpoints, workflows (%
   });
 
   test('record and list member events; bad input names the field and writes nothing', async () => {
-    const [created] = await json('events', 'record', 'ada@example.com', '--type', 'purchase', '--value', '19.99', '--attr', 'sku=A1', '--at', '2026-05-01T09:00:00Z');
+    const [created] = await json(
+      'events',
+      'record',
+      'ada@example.com',
+      '--type',
+      'purchase',
+      '--value',
+      '19.99',
+      '--attr',
+      'sku=A1',
+      '--at',
+      '2026-05-01T09:00:00Z',
+    );
     expect(created).toEqual({
       event_id: 1,
       account_id: 1,
@@ -127,14 +143,25 @@ describe.each<Mode>(['local', 'remote'])('amsg events, touchpoints, workflows (%
     expect(await json('touchpoints', 'list', 'bob@example.com')).toEqual([tp]);
     expect(await json('touchpoints', 'get', '1')).toEqual(tp);
     const unsure = await run('touchpoints', 'delete', '1');
-    expect([unsure.exitCode, unsure.stderr.includes('refusing to delete touchpoint 1 of member bob@example.com (2), at ')]).toEqual([2, true]);
+    expect([unsure.exitCode, unsure.stderr.includes('refusing to delete touchpoint 1 of member bob@example.com (2), at ')]).toEqual([
+      2,
+      true,
+    ]);
     expect(await json('touchpoints', 'delete', '1', '--yes')).toBe(true);
     expect((await run('touchpoints', 'get', '1')).exitCode).toBe(1);
     expect(await json('touchpoints', 'types', 'delete', 'web', '--yes')).toBe(true);
   });
 
   test('workflows and ingestion: NDJSON and a JSON array, refused lines with their numbers, outcomes, runs', async () => {
-    const refused = await run('workflows', 'create', 'Nothing', '--match', 'type=purchase', '--action', '{"type": "add_to_groups", "group_ids": [9]}');
+    const refused = await run(
+      'workflows',
+      'create',
+      'Nothing',
+      '--match',
+      'type=purchase',
+      '--action',
+      '{"type": "add_to_groups", "group_ids": [9]}',
+    );
     expect([refused.exitCode, refused.stderr.includes('actions[0].group_ids[0]: group 9 not found')]).toEqual([1, true]);
     expect(
       await json(
@@ -187,7 +214,12 @@ describe.each<Mode>(['local', 'remote'])('amsg events, touchpoints, workflows (%
     expect(JSON.parse(ingest.stdout)).toEqual({ read: 7, sent: 5, refused: 2 });
     expect(ingest.stderr).toMatch(/amsg: line 2: not valid JSON/);
     expect(ingest.stderr).toContain('amsg: line 5: refused (HTTP 400): email: an event must have an email key');
-    expect(readFileSync(errors, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).line)).toEqual([2, 5]);
+    expect(
+      readFileSync(errors, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).line),
+    ).toEqual([2, 5]);
     await processed();
     expect((await json('events', 'inbound')).map((e: any) => [e.email, e.outcome])).toEqual([
       ['ada@example.com', 'ran'],
@@ -217,7 +249,11 @@ describe.each<Mode>(['local', 'remote'])('amsg events, touchpoints, workflows (%
     expect(await json('workflows', 'runs', '1', '--count')).toBe(1);
     // What the actions left: the group, the event with its value, the field.
     expect((await json('groups', 'members', 'Buyers')).map((m: any) => m.email)).toEqual(['ada@example.com']);
-    expect((await json('events', 'list', 'ada@example.com')).at(-1)).toMatchObject({ event_id: 3, event_monetary_value: 30, attributes: { inbound_id: 1 } });
+    expect((await json('events', 'list', 'ada@example.com')).at(-1)).toMatchObject({
+      event_id: 3,
+      event_monetary_value: 30,
+      attributes: { inbound_id: 1 },
+    });
     expect((await json('members', 'get', 'ada@example.com')).fields).toEqual({ city: 'Oslo' });
 
     // A JSON array on stdin, one element spread over lines; the bad element is named by the line it starts on.
@@ -241,7 +277,9 @@ describe.each<Mode>(['local', 'remote'])('amsg events, touchpoints, workflows (%
     expect(JSON.parse(oneRun.stdout)).toHaveLength(1);
     expect(oneRun.stderr).toContain('1 of 2 shown; --all for every row, --start 1 for the rows after these');
     const unsure = await run('workflows', 'delete', '1');
-    expect([unsure.exitCode, unsure.stderr.includes('refusing to delete workflow 1 "Buyers online" and its 2 runs without --yes')]).toEqual([2, true]);
+    expect([unsure.exitCode, unsure.stderr.includes('refusing to delete workflow 1 "Buyers online" and its 2 runs without --yes')]).toEqual(
+      [2, true],
+    );
     expect(await json('workflows', 'delete', '1', '--yes')).toBe(true);
     expect(await json('workflows', 'list', '--count')).toBe(0);
     const missingFile = await run('events', 'ingest', join(box.dir, 'nope.ndjson'));
@@ -299,16 +337,29 @@ describe('a kill during processing', () => {
       ['members', 'import', csv],
       ['groups', 'create', 'Buyers'],
       ['events', 'types', 'create', 'purchase'],
-      ['workflows', 'create', 'W', '--match', 'type=purchase', '--action', '{"type": "record_event", "event_type_id": 1, "value_from": "n"}', '--action', '{"type": "add_to_groups", "group_ids": [1]}'],
+      [
+        'workflows',
+        'create',
+        'W',
+        '--match',
+        'type=purchase',
+        '--action',
+        '{"type": "record_event", "event_type_id": 1, "value_from": "n"}',
+        '--action',
+        '{"type": "add_to_groups", "group_ids": [1]}',
+      ],
     ]) {
       const r = await box.amsg(...args);
       if (r.exitCode !== 0) throw new Error(`${args.join(' ')}: ${r.stderr}`);
     }
     // Queued as the ingestion endpoint stores them, all at once, so the server starts with a backlog.
     const db = openDb(box.db);
-    const insert = db.prepare("INSERT INTO inbound_events (account_id, email, payload, received_at) VALUES (1, ?, ?, '2026-05-06T07:08:09.000000')");
+    const insert = db.prepare(
+      "INSERT INTO inbound_events (account_id, email, payload, received_at) VALUES (1, ?, ?, '2026-05-06T07:08:09.000000')",
+    );
     db.transaction(() => {
-      for (let i = 0; i < EVENTS; i++) insert.run(`m${i % MEMBERS}@example.com`, JSON.stringify({ email: `m${i % MEMBERS}@example.com`, type: 'purchase', n: i }));
+      for (let i = 0; i < EVENTS; i++)
+        insert.run(`m${i % MEMBERS}@example.com`, JSON.stringify({ email: `m${i % MEMBERS}@example.com`, type: 'purchase', n: i }));
     })();
     const count = (sql: string) => db.prepare(sql).pluck().get() as number;
     const consistent = () => {
@@ -323,7 +374,10 @@ describe('a kill during processing', () => {
       return processed;
     };
     const serve = () => {
-      const child = execa('node', [BIN, 'serve', '--port', '0', '--db', box.db], { env: { ...process.env, ...box.baseEnv }, reject: false });
+      const child = execa('node', [BIN, 'serve', '--port', '0', '--db', box.db], {
+        env: { ...process.env, ...box.baseEnv },
+        reject: false,
+      });
       return child;
     };
     try {
@@ -341,7 +395,8 @@ describe('a kill during processing', () => {
       expect(atKill).toBeLessThan(EVENTS);
 
       const second = serve();
-      for (let i = 0; i < 6000 && count("SELECT COUNT(*) FROM inbound_events WHERE status = 'q'") > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 6000 && count("SELECT COUNT(*) FROM inbound_events WHERE status = 'q'") > 0; i++)
+        await new Promise((r) => setTimeout(r, 10));
       second.kill('SIGTERM');
       await second;
       expect(consistent()).toBe(EVENTS);
@@ -363,7 +418,11 @@ describe('amsg events ingest on a terminal', () => {
     writeFileSync(file, `${JSON.stringify({ email: 'a@example.com' })}\n{oops\n${JSON.stringify({ email: 'b@example.com' })}\n`);
     // util-linux `script` gives the command a pseudo-terminal, the only place the view is drawn.
     const command = `stty cols 120 rows 30; node ${BIN} events ingest ${file}`;
-    const r = await execa('script', ['-qec', command, '/dev/null'], { env: { ...process.env, ...box.baseEnv, ...box.env }, reject: false, stdin: 'ignore' });
+    const r = await execa('script', ['-qec', command, '/dev/null'], {
+      env: { ...process.env, ...box.baseEnv, ...box.env },
+      reject: false,
+      stdin: 'ignore',
+    });
     // eslint-disable-next-line no-control-regex
     const screen = r.stdout.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
     expect(r.exitCode).toBe(4);

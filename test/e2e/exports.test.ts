@@ -28,7 +28,21 @@ describe.each<Mode>(['local', 'remote'])('amsg exports (%s)', (mode) => {
     for (const args of [
       ['fields', 'create', 'city', '--type', 'text'],
       ['fields', 'create', 'tags', '--type', 'text[]', '--widget', 'check_multiple', '--options', 'news,offers'],
-      ['members', 'add', 'ada@example.com', '--field', 'first_name=Ada', '--field', 'city=London, UK', '--field', 'tags=["news","offers"]', '--group', 'Newsletter', '--phone', '+4791234567'],
+      [
+        'members',
+        'add',
+        'ada@example.com',
+        '--field',
+        'first_name=Ada',
+        '--field',
+        'city=London, UK',
+        '--field',
+        'tags=["news","offers"]',
+        '--group',
+        'Newsletter',
+        '--phone',
+        '+4791234567',
+      ],
       ['members', 'add', 'bo@example.com', '--field', 'first_name=Bo "the best"', '--group', 'Newsletter', '--group', 'VIP'],
       ['members', 'add', 'cy@example.com', '--group', 'VIP'],
       ['members', 'add', 'dee@example.com'],
@@ -42,8 +56,19 @@ describe.each<Mode>(['local', 'remote'])('amsg exports (%s)', (mode) => {
   test('create --wait --download FILE writes the CSV and prints the export', async () => {
     const out = join(box.dir, 'news.csv');
     const record = await json(
-      'exports', 'create', '--group', 'Newsletter', '--member', 'dee@example.com',
-      '--sms-fields', 'region_code,phone_number', '--delimiter', ';', '--wait', '--download', out,
+      'exports',
+      'create',
+      '--group',
+      'Newsletter',
+      '--member',
+      'dee@example.com',
+      '--sms-fields',
+      'region_code,phone_number',
+      '--delimiter',
+      ';',
+      '--wait',
+      '--download',
+      out,
     );
     expect(record).toEqual({
       export_id: 1,
@@ -106,10 +131,14 @@ describe.each<Mode>(['local', 'remote'])('amsg exports (%s)', (mode) => {
     const record = await json('exports', 'member', 'ada@example.com', '--download', out);
     expect(record).toMatchObject({ export_id: 3, export_type: 'm', export_name: 'member_1_export_3', status: 'o' });
     const files = unzipSync(new Uint8Array(file('ada.zip')));
-    expect(Object.keys(files)).toEqual(expect.arrayContaining(['README.txt', 'member.json', 'fields.json', 'groups.json', 'optouts.json', 'mailings.json', 'sms.json']));
+    expect(Object.keys(files)).toEqual(
+      expect.arrayContaining(['README.txt', 'member.json', 'fields.json', 'groups.json', 'optouts.json', 'mailings.json', 'sms.json']),
+    );
     const member = JSON.parse(strFromU8(files['member.json']));
     expect(member).toEqual(await json('members', 'get', '1'));
-    expect(JSON.parse(strFromU8(files['groups.json']))).toEqual([{ member_group_id: 1, group_name: 'Newsletter', added_at: `@D:${NOW.slice(0, 19)}` }]);
+    expect(JSON.parse(strFromU8(files['groups.json']))).toEqual([
+      { member_group_id: 1, group_name: 'Newsletter', added_at: `@D:${NOW.slice(0, 19)}` },
+    ]);
     expect(await json('exports', 'member', '2')).toEqual({ export_id: 4 });
     expect((await json('exports', 'list', '--type', 'm')).map((e: any) => e.export_id)).toEqual([3, 4]);
     const again = await run('exports', 'download', '3', '--file', join(box.dir, 'again.zip'));

@@ -40,8 +40,18 @@ describe.each<Mode>(['local', 'remote'])('amsg fields relationships (%s)', (mode
 
   test('create by field names with --allow; get by id and name; list', async () => {
     const created = await json(
-      'fields', 'relationships', 'create', 'Region → Office', '--parent', 'region', '--child', 'office',
-      '--allow', 'EU=Oslo,Paris', '--allow', 'US=Austin',
+      'fields',
+      'relationships',
+      'create',
+      'Region → Office',
+      '--parent',
+      'region',
+      '--child',
+      'office',
+      '--allow',
+      'EU=Oslo,Paris',
+      '--allow',
+      'US=Austin',
     );
     const record = {
       relationship_id: 1,
@@ -109,7 +119,9 @@ describe.each<Mode>(['local', 'remote'])('amsg fields relationships (%s)', (mode
     const refused = await run('fields', 'relationships', 'delete', 'Offices');
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toContain('refusing to delete field relationship "Offices" (1) of region → office without --yes');
-    expect((await run('fields', 'relationships', 'delete', 'Offices', '--yes', '-o', 'table')).stdout).toBe('Deleted field relationship 1.');
+    expect((await run('fields', 'relationships', 'delete', 'Offices', '--yes', '-o', 'table')).stdout).toBe(
+      'Deleted field relationship 1.',
+    );
     expect(await json('fields', 'relationships', 'list')).toEqual([]);
     const missing = await run('fields', 'relationships', 'get', '1');
     expect([missing.exitCode, missing.stderr]).toEqual([1, expect.stringContaining('field relationship 1 not found')]);

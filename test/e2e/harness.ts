@@ -132,5 +132,4 @@ export function recorder(box: Sandbox, log: Run[]) {
 }
 
 /** What of a transcript must match between the modes: each run's arguments, exit code and stdout. */
-export const transcriptView = (runs: Run[]) =>
-  runs.map((r) => ({ args: r.args.join(' '), exitCode: r.exitCode, stdout: r.stdout }));
+export const transcriptView = (runs: Run[]) => runs.map((r) => ({ args: r.args.join(' '), exitCode: r.exitCode, stdout: r.stdout }));

@@ -10,7 +10,11 @@ import { BIN, Sandbox } from './harness.js';
 const box = new Sandbox('local');
 beforeAll(async () => {
   await box.start();
-  for (const [name, type] of [['city', 'text'], ['birthday', 'date'], ['score', 'numeric']])
+  for (const [name, type] of [
+    ['city', 'text'],
+    ['birthday', 'date'],
+    ['score', 'numeric'],
+  ])
     expect((await box.amsg('fields', 'create', name, '--type', type)).exitCode).toBe(0);
 });
 afterAll(() => box.stop());

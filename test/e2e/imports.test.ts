@@ -123,9 +123,7 @@ describe.each<Mode>(['local', 'remote'])('amsg members import (%s)', (mode) => {
     });
     expect(await json('members', 'list', '--count')).toBe(before);
     const r = await run('members', 'import', CLEAN, '--output', 'table');
-    expect(r.stdout).toBe(
-      `Import ${summary.import_id + 1} (status o): 10 rows, 0 added, 10 updated, 0 duplicates, 0 skipped, 0 errors.`,
-    );
+    expect(r.stdout).toBe(`Import ${summary.import_id + 1} (status o): 10 rows, 0 added, 10 updated, 0 duplicates, 0 skipped, 0 errors.`);
   });
 
   test('the bad fixture: exit 4, every rejected line with its reason, --errors-out with the original columns', async () => {
@@ -247,7 +245,20 @@ describe.each<Mode>(['local', 'remote'])('amsg members import (%s)', (mode) => {
 
   test('--add-only, --group (created when missing), --map, and imports members with its filters', async () => {
     const csv = file('add-only.csv', 'E-Mail,Town\nada.lovelace@example.com,Paris\nnew.member@example.com,Oslo\n');
-    const r = await run('members', 'import', csv, '--add-only', '--group', 'Imported', '--group', 'Newsletter', '--map', 'E-Mail=email', '--map', 'town=city');
+    const r = await run(
+      'members',
+      'import',
+      csv,
+      '--add-only',
+      '--group',
+      'Imported',
+      '--group',
+      'Newsletter',
+      '--map',
+      'E-Mail=email',
+      '--map',
+      'town=city',
+    );
     expect(r.exitCode, r.stderr).toBe(0);
     const summary = JSON.parse(r.stdout);
     const groups = await json('groups', 'list');
@@ -296,7 +307,10 @@ describe.each<Mode>(['local', 'remote'])('amsg members import (%s)', (mode) => {
       [file('empty.csv', ''), 'is empty: there is no header line'],
       [file('bom-only.csv', '\uFEFF\r\n'), 'is empty: there is no header line'],
       [file('binary.csv', binary), 'looks like a binary file, not a CSV file'],
-      [file('no-email.csv', 'first_name,city\nAda,London\n'), 'no email column in the header (first_name, city); name one with --map column=email'],
+      [
+        file('no-email.csv', 'first_name,city\nAda,London\n'),
+        'no email column in the header (first_name, city); name one with --map column=email',
+      ],
       [file('dup-header.csv', 'email,city,City\na@example.com,x,y\n'), 'column "City" appears twice (columns 2 and 3)'],
       [
         file('unknown.csv', 'email,shoe_size\na@example.com,44\n'),
@@ -354,7 +368,10 @@ describe.each<Mode>(['local', 'remote'])('amsg members import (%s)', (mode) => {
     expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'o', error_message: null, num_members: 6, num_members_added: 6 });
     expect((await member('half5@example.com')).fields.first_name).toBe('Unclosed End');
     // Invalid UTF-8 in the middle of a batch likewise: the rows before its line are in.
-    const latin1 = file('half-latin1.csv', Buffer.from('email,first_name\nutf1@example.com,A\nutf2@example.com,M\xfcller\nutf3@example.com,C\n', 'latin1'));
+    const latin1 = file(
+      'half-latin1.csv',
+      Buffer.from('email,first_name\nutf1@example.com,A\nutf2@example.com,M\xfcller\nutf3@example.com,C\n', 'latin1'),
+    );
     const bad = await run('members', 'import', latin1);
     expect(bad.exitCode).toBe(2);
     expect(JSON.parse(bad.stdout)).toMatchObject({
@@ -366,7 +383,9 @@ describe.each<Mode>(['local', 'remote'])('amsg members import (%s)', (mode) => {
 
   test('mixed line ends, a stray quote, hexadecimal numbers and a duplicate: every good row in, every other row told by its line', async () => {
     // The issue's file: CRLF, then LF, then CRLF again.
-    const issue = await importOk(file('issue-crlf-lf.csv', 'email,first_name\r\na1@example.com,A\r\na2@example.com,B\na3@example.com,C\na4@example.com,D\r\n'));
+    const issue = await importOk(
+      file('issue-crlf-lf.csv', 'email,first_name\r\na1@example.com,A\r\na2@example.com,B\na3@example.com,C\na4@example.com,D\r\n'),
+    );
     expect(issue).toMatchObject({ num_members: 4, num_members_added: 4, num_skipped: 0, num_errors: 0 });
     expect((await member('a4@example.com')).fields).toEqual({ first_name: 'D' });
     const csv = file(
@@ -451,8 +470,14 @@ describe.each<Mode>(['local', 'remote'])('amsg members import (%s)', (mode) => {
     expect(await state()).toEqual(before);
   });
 
-  test('POST /members (the spec\'s bulk call) is a job the service runs to o; it cannot be resumed by the CLI', async () => {
-    const body = { members: [{ email: 'job.one@example.com', city: 'Lima' }, { email: 'ada.lovelace@example.com', score: 1 }], source_filename: 'api.json' };
+  test("POST /members (the spec's bulk call) is a job the service runs to o; it cannot be resumed by the CLI", async () => {
+    const body = {
+      members: [
+        { email: 'job.one@example.com', city: 'Lima' },
+        { email: 'ada.lovelace@example.com', score: 1 },
+      ],
+      source_filename: 'api.json',
+    };
     const answer = await json('api', 'call', 'POST', '/1/members', '--data', JSON.stringify(body));
     const id = String(answer.import_id);
     expect(Object.keys(answer)).toEqual(['import_id']);
@@ -498,7 +523,9 @@ describe('interrupted imports (local)', () => {
     const path = join(box.dir, `${prefix}.csv`);
     const lines = ['email,first_name,last_name,city,birthday,score,group_name'];
     for (let i = 0; i < ROWS; i++)
-      lines.push(`${prefix}${i}@example.com,First${i},Last${i},City${i % 100},19${50 + (i % 50)}-0${1 + (i % 9)}-1${i % 9},${i % 1000},G${i % 5}`);
+      lines.push(
+        `${prefix}${i}@example.com,First${i},Last${i},City${i % 100},19${50 + (i % 50)}-0${1 + (i % 9)}-1${i % 9},${i % 1000},G${i % 5}`,
+      );
     writeFileSync(path, lines.join('\n') + '\n');
     return path;
   };
@@ -562,7 +589,14 @@ describe('interrupted imports (local)', () => {
     expect(r.stderr).toContain(`resuming import ${importId}: skipping the ${skipped} rows it already has`);
     const done = JSON.parse(r.stdout);
     expect(done).toEqual(await box.json('members', 'imports', 'get', String(importId)));
-    expect(done).toMatchObject({ status: 'o', error_message: null, num_members: ROWS, num_members_added: ROWS, num_duplicates: 0, num_errors: 0 });
+    expect(done).toMatchObject({
+      status: 'o',
+      error_message: null,
+      num_members: ROWS,
+      num_members_added: ROWS,
+      num_duplicates: 0,
+      num_errors: 0,
+    });
     expect(membersFrom(prefix)).toEqual({ n: ROWS, distinct: ROWS, last: ROWS - 1 });
     expect(query('SELECT COUNT(*) AS n FROM import_members WHERE import_id = ?', importId)).toEqual({ n: ROWS });
   };

@@ -95,7 +95,14 @@ describe.each<Mode>(['local', 'remote'])('amsg mailings, triggers, sim (%s)', (m
       heads_up_emails: [],
       links: [
         { mailing_id: 1, plaintext: false, link_id: 1, link_name: 'The offer', link_target: 'https://example.com/offer', link_order: 1 },
-        { mailing_id: 1, plaintext: true, link_id: 2, link_name: 'https://example.com/offer', link_target: 'https://example.com/offer', link_order: 2 },
+        {
+          mailing_id: 1,
+          plaintext: true,
+          link_id: 2,
+          link_name: 'https://example.com/offer',
+          link_target: 'https://example.com/offer',
+          link_order: 2,
+        },
       ],
     });
     expect(await json('mailings', 'get', '1')).toEqual(done);
@@ -152,11 +159,32 @@ describe.each<Mode>(['local', 'remote'])('amsg mailings, triggers, sim (%s)', (m
 
   test('create --wait prints the settled mailing; a test send to one address, plaintext only', async () => {
     const sent = await json(
-      'mailings', 'create', '--name', 'Proof', '--subject', 'Proof', '--sender', 'news@example.com',
-      '--plaintext', file('news.txt'), '--plaintext-only', '--type', 't', '--to', 'ada@example.com', '--heads-up', 'boss@example.com', '--wait',
+      'mailings',
+      'create',
+      '--name',
+      'Proof',
+      '--subject',
+      'Proof',
+      '--sender',
+      'news@example.com',
+      '--plaintext',
+      file('news.txt'),
+      '--plaintext-only',
+      '--type',
+      't',
+      '--to',
+      'ada@example.com',
+      '--heads-up',
+      'boss@example.com',
+      '--wait',
     );
     expect(pick(sent, ['mailing_id', 'mailing_type', 'mailing_status', 'recipient_count', 'plaintext_only', 'html_body'])).toEqual([
-      2, 't', 'c', 1, true, '',
+      2,
+      't',
+      'c',
+      1,
+      true,
+      '',
     ]);
     expect(sent.recipient_members).toEqual([{ email: 'ada@example.com', member_id: 1 }]);
     expect(sent.heads_up_emails).toEqual(['boss@example.com']);
@@ -173,20 +201,71 @@ describe.each<Mode>(['local', 'remote'])('amsg mailings, triggers, sim (%s)', (m
     const noBody = await run('mailings', 'create', '--name', 'x', '--subject', 'x', '--sender', 'a@example.com', '--group', 'Newsletter');
     expect(noBody.exitCode).toBe(2);
     expect(noBody.stderr).toContain('give the body: --html FILE and/or --plaintext FILE');
-    const badWhen = await run('mailings', 'create', '--name', 'x', '--subject', 'x', ...content, '--group', 'Newsletter', '--send-at', 'tomorrow');
+    const badWhen = await run(
+      'mailings',
+      'create',
+      '--name',
+      'x',
+      '--subject',
+      'x',
+      ...content,
+      '--group',
+      'Newsletter',
+      '--send-at',
+      'tomorrow',
+    );
     expect(badWhen.exitCode).toBe(2);
     expect(badWhen.stderr).toContain('--send-at takes a date-time such as 2026-05-01T09:00:00Z');
     const noGroup = await run('mailings', 'create', '--name', 'x', '--subject', 'x', ...content, '--group', 'Nope');
     expect(noGroup.exitCode).toBe(1);
     expect(noGroup.stderr).toContain('no group named "Nope" (see amsg groups list)');
-    const noFile = await run('mailings', 'create', '--name', 'x', '--subject', 'x', '--sender', 'a@example.com', '--html', file('missing.html'), '--group', 'Newsletter');
+    const noFile = await run(
+      'mailings',
+      'create',
+      '--name',
+      'x',
+      '--subject',
+      'x',
+      '--sender',
+      'a@example.com',
+      '--html',
+      file('missing.html'),
+      '--group',
+      'Newsletter',
+    );
     expect(noFile.exitCode).toBe(2);
     expect(noFile.stderr).toContain(`--html: cannot read ${file('missing.html')}: ENOENT`);
     // The service refuses a body without the opt-out link, and a mailing with no audience.
-    const noOptout = await run('mailings', 'create', '--name', 'x', '--subject', 'x', '--sender', 'a@example.com', '--html', file('plain.html'), '--group', 'Newsletter');
+    const noOptout = await run(
+      'mailings',
+      'create',
+      '--name',
+      'x',
+      '--subject',
+      'x',
+      '--sender',
+      'a@example.com',
+      '--html',
+      file('plain.html'),
+      '--group',
+      'Newsletter',
+    );
     expect(noOptout.exitCode).toBe(1);
     expect(noOptout.stderr).toContain('mailing: html_body lacks [% optout_url %] (every mailing must carry its opt-out link)');
-    const third = await json('mailings', 'create', '--name', 'Third', '--subject', 'Third', ...content, '--to', 'bob@example.com', '--wait', '--timeout', '1m');
+    const third = await json(
+      'mailings',
+      'create',
+      '--name',
+      'Third',
+      '--subject',
+      'Third',
+      ...content,
+      '--to',
+      'bob@example.com',
+      '--wait',
+      '--timeout',
+      '1m',
+    );
     expect(pick(third, ['mailing_id', 'mailing_status', 'recipient_count'])).toEqual([3, 'c', 1]);
     const noAudience = await run('mailings', 'create', '--name', 'x', '--subject', 'x', ...content);
     expect(noAudience.exitCode).toBe(1);
@@ -195,7 +274,19 @@ describe.each<Mode>(['local', 'remote'])('amsg mailings, triggers, sim (%s)', (m
   });
 
   test('cancel asks for --yes off a terminal; pause and resume; 403 once it is not pending or paused', async () => {
-    const later = await json('mailings', 'create', '--name', 'Later', '--subject', 'Later', ...content, '--group', '1', '--send-at', '2027-01-01T09:00:00Z');
+    const later = await json(
+      'mailings',
+      'create',
+      '--name',
+      'Later',
+      '--subject',
+      'Later',
+      ...content,
+      '--group',
+      '1',
+      '--send-at',
+      '2027-01-01T09:00:00Z',
+    );
     expect(later).toEqual({ mailing_id: 4 });
     const pending = await json('mailings', 'get', '4');
     expect(pick(pending, ['mailing_status', 'send_at', 'send_started'])).toEqual(['p', '@D:2027-01-01T09:00:00', null]);
@@ -255,13 +346,22 @@ describe.each<Mode>(['local', 'remote'])('amsg mailings, triggers, sim (%s)', (m
 
   test('resend to a new audience, forward to new addresses (status f)', async () => {
     const resent = await json('mailings', 'resend', '1', '--to', 'dee@example.com', '--sender', 'other@example.com', '--wait');
-    expect(pick(resent, ['mailing_id', 'mailing_status', 'recipient_count', 'parent_mailing_id', 'sender', 'subject', 'html_body'])).toEqual([
-      5, 'c', 1, 1, 'other@example.com', 'News for [% member:first_name | default:"you" %]', HTML,
-    ]);
+    expect(
+      pick(resent, ['mailing_id', 'mailing_status', 'recipient_count', 'parent_mailing_id', 'sender', 'subject', 'html_body']),
+    ).toEqual([5, 'c', 1, 1, 'other@example.com', 'News for [% member:first_name | default:"you" %]', HTML]);
     expect((await json('members', 'get', 'dee@example.com')).member_status_id).toBe('a');
     expect((await json('mailings', 'message', '5', 'dee@example.com', '--type', 'subject')).subject).toBe('News for you');
 
-    const forwarded = await json('mailings', 'forward', '1', 'ada@example.com', '--to', 'fay@example.com,gus@example.com', '--heads-up', 'boss@example.com');
+    const forwarded = await json(
+      'mailings',
+      'forward',
+      '1',
+      'ada@example.com',
+      '--to',
+      'fay@example.com,gus@example.com',
+      '--heads-up',
+      'boss@example.com',
+    );
     expect(forwarded).toEqual({ mailing_id: 6 });
     const sent = await json('mailings', 'wait', '6');
     expect(pick(sent, ['mailing_status', 'recipient_count', 'parent_mailing_id'])).toEqual(['c', 2, 1]);
@@ -280,7 +380,9 @@ describe.each<Mode>(['local', 'remote'])('amsg mailings, triggers, sim (%s)', (m
   });
 
   test('validate: true, or exit 1 listing each bad tag with its part, line and column', async () => {
-    expect(await json('mailings', 'validate', '--html', file('news.html'), '--plaintext', file('news.txt'), '--subject', 'Hi [% member:city %]')).toBe(true);
+    expect(
+      await json('mailings', 'validate', '--html', file('news.html'), '--plaintext', file('news.txt'), '--subject', 'Hi [% member:city %]'),
+    ).toBe(true);
     const bad = await run('mailings', 'validate', '--html', file('bad.html'), '--subject', 'Hi [% member:town %]');
     expect(bad.exitCode).toBe(1);
     expect(JSON.parse(bad.stdout)).toEqual([
@@ -292,9 +394,24 @@ describe.each<Mode>(['local', 'remote'])('amsg mailings, triggers, sim (%s)', (m
     expect(bad.stderr).toContain('4 invalid personalization tags (part:line:column); fix them and validate again');
     const table = await run('mailings', 'validate', '--html', file('bad.html'), '-o', 'table');
     expect(table.exitCode).toBe(1);
-    expect(table.stdout.split('\n')[0]).toBe('html_body:1:7: unknown member field "frist_name" (did you mean first_name?): [% member:frist_name %]');
+    expect(table.stdout.split('\n')[0]).toBe(
+      'html_body:1:7: unknown member field "frist_name" (did you mean first_name?): [% member:frist_name %]',
+    );
     // A create with bad tags is refused the same way, and creates nothing.
-    const create = await run('mailings', 'create', '--name', 'x', '--subject', 'x', '--sender', 'a@example.com', '--html', file('bad.html'), '--group', 'Newsletter');
+    const create = await run(
+      'mailings',
+      'create',
+      '--name',
+      'x',
+      '--subject',
+      'x',
+      '--sender',
+      'a@example.com',
+      '--html',
+      file('bad.html'),
+      '--group',
+      'Newsletter',
+    );
     expect(create.exitCode).toBe(1);
     expect(JSON.parse(create.stdout)).toHaveLength(3);
     const nothing = await run('mailings', 'validate');
@@ -304,10 +421,30 @@ describe.each<Mode>(['local', 'remote'])('amsg mailings, triggers, sim (%s)', (m
 
   test('a subject split test waits for its winner, then sends the rest', async () => {
     const waiting = await json(
-      'mailings', 'create', '--name', 'Subject test', ...content, '--group', 'Panel',
-      '--variant-subject', 'Spring news', '--variant-subject', 'News, spring edition', '--test-percent', '50', '--test-duration', '1h', '--wait',
+      'mailings',
+      'create',
+      '--name',
+      'Subject test',
+      ...content,
+      '--group',
+      'Panel',
+      '--variant-subject',
+      'Spring news',
+      '--variant-subject',
+      'News, spring edition',
+      '--test-percent',
+      '50',
+      '--test-duration',
+      '1h',
+      '--wait',
     );
-    expect(pick(waiting, ['mailing_id', 'mailing_type', 'mailing_status', 'subject', 'recipient_count'])).toEqual([7, 's', 'w', 'Spring news', 8]);
+    expect(pick(waiting, ['mailing_id', 'mailing_type', 'mailing_status', 'subject', 'recipient_count'])).toEqual([
+      7,
+      's',
+      'w',
+      'Spring news',
+      8,
+    ]);
     expect(waiting.split_test).toEqual({
       test_percent: 50,
       test_duration: '@I:3600',
@@ -334,22 +471,60 @@ describe.each<Mode>(['local', 'remote'])('amsg mailings, triggers, sim (%s)', (m
     const subjects = await Promise.all(
       Array.from({ length: 8 }, (_, i) => box.amsg('mailings', 'message', '7', `p${i}@example.com`, '--type', 'subject')),
     );
-    const counts = subjects.map((r) => JSON.parse(r.stdout).subject).reduce((acc: Record<string, number>, s: string) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {});
+    const counts = subjects
+      .map((r) => JSON.parse(r.stdout).subject)
+      .reduce((acc: Record<string, number>, s: string) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {});
     expect(counts).toEqual({ 'Spring news': 2, 'News, spring edition': 6 });
     const twice = await run('mailings', 'winner', '7', '8');
     expect(twice.exitCode).toBe(1);
     expect(twice.stderr).toContain('HTTP 403');
-    const both = await run('mailings', 'create', '--name', 'x', ...content, '--group', 'Panel', '--variant-subject', 'a', '--variant-html', file('b.html'));
+    const both = await run(
+      'mailings',
+      'create',
+      '--name',
+      'x',
+      ...content,
+      '--group',
+      'Panel',
+      '--variant-subject',
+      'a',
+      '--variant-html',
+      file('b.html'),
+    );
     expect(both.exitCode).toBe(2);
     expect(both.stderr).toContain('--variant-subject');
   });
 
   test('triggers: create over a draft, read, rename, fire, list its mailings, delete', async () => {
-    const draft = await json('mailings', 'create', '--name', 'Welcome', '--subject', 'Welcome [% member:first_name %]', ...content, '--draft');
+    const draft = await json(
+      'mailings',
+      'create',
+      '--name',
+      'Welcome',
+      '--subject',
+      'Welcome [% member:first_name %]',
+      ...content,
+      '--draft',
+    );
     expect(draft).toEqual({ mailing_id: 10 });
     expect((await json('mailings', 'get', '10')).mailing_status).toBe('u');
 
-    expect(await json('triggers', 'create', '--name', 'Birthday', '--mailing', '10', '--event', 'date', '--field', 'birthday', '--push-offset', '1d2h3m4s')).toBe(1);
+    expect(
+      await json(
+        'triggers',
+        'create',
+        '--name',
+        'Birthday',
+        '--mailing',
+        '10',
+        '--event',
+        'date',
+        '--field',
+        'birthday',
+        '--push-offset',
+        '1d2h3m4s',
+      ),
+    ).toBe(1);
     expect(await json('triggers', 'create', '--name', 'Welcome', '--mailing', '10', '--event', 's')).toBe(2);
     const birthday = await json('triggers', 'get', '1');
     expect({ ...birthday, parent_mailing: undefined }).toEqual({
@@ -388,9 +563,17 @@ describe.each<Mode>(['local', 'remote'])('amsg mailings, triggers, sim (%s)', (m
     const fired = await json('triggers', 'fire', '2', 'bob@example.com');
     expect(fired).toEqual({ mailing_id: 11 });
     const sent = await json('mailings', 'wait', '11');
-    expect(pick(sent, ['mailing_type', 'mailing_status', 'recipient_count', 'parent_mailing_id', 'send_at'])).toEqual(['r', 'c', 1, 10, AT_NOW]);
+    expect(pick(sent, ['mailing_type', 'mailing_status', 'recipient_count', 'parent_mailing_id', 'send_at'])).toEqual([
+      'r',
+      'c',
+      1,
+      10,
+      AT_NOW,
+    ]);
     expect((await json('mailings', 'message', '11', '2', '--type', 'subject')).subject).toBe('Welcome ');
-    expect((await json('triggers', 'mailings', '2')).map((m: any) => [m.mailing_id, m.mailing_type, m.mailing_status])).toEqual([[11, 'r', 'c']]);
+    expect((await json('triggers', 'mailings', '2')).map((m: any) => [m.mailing_id, m.mailing_type, m.mailing_status])).toEqual([
+      [11, 'r', 'c'],
+    ]);
     // Type r stays out of the default list.
     expect((await json('mailings', 'list', '--type', 'r')).map((m: any) => m.mailing_id)).toEqual([11]);
 
@@ -436,10 +619,37 @@ describe.each<Mode>(['local', 'remote'])('amsg mailings, triggers, sim (%s)', (m
   });
 
   test('searches and suppressions make the audience; a content split test', async () => {
-    const search = await json('api', 'call', 'POST', '/1/searches', '--data', '{"name":"Oslo","criteria":["and",["member_field:city","eq","Oslo"]]}');
+    const search = await json(
+      'api',
+      'call',
+      'POST',
+      '/1/searches',
+      '--data',
+      '{"name":"Oslo","criteria":["and",["member_field:city","eq","Oslo"]]}',
+    );
     expect(search).toBe(1);
-    const sent = await json('mailings', 'create', '--name', 'Panel and Oslo', '--subject', 'Hi', ...content, '--group', 'Panel', '--search', '1', '--suppress-member', 'p0@example.com,p1@example.com', '--wait');
-    expect(pick(sent, ['mailing_id', 'mailing_status', 'recipient_count', 'recipient_searches'])).toEqual([13, 'c', 7, [{ search_id: 1, name: 'Oslo' }]]);
+    const sent = await json(
+      'mailings',
+      'create',
+      '--name',
+      'Panel and Oslo',
+      '--subject',
+      'Hi',
+      ...content,
+      '--group',
+      'Panel',
+      '--search',
+      '1',
+      '--suppress-member',
+      'p0@example.com,p1@example.com',
+      '--wait',
+    );
+    expect(pick(sent, ['mailing_id', 'mailing_status', 'recipient_count', 'recipient_searches'])).toEqual([
+      13,
+      'c',
+      7,
+      [{ search_id: 1, name: 'Oslo' }],
+    ]);
     expect((await json('mailings', 'searches', '13')).map((x: any) => [x.search_id, x.name])).toEqual([[1, 'Oslo']]);
     expect(await json('mailings', 'searches', '13', '--suppressed')).toEqual([]);
     expect((await json('mailings', 'suppressed-members', '13')).map((m: any) => m.email)).toEqual(['p0@example.com', 'p1@example.com']);
@@ -454,8 +664,32 @@ describe.each<Mode>(['local', 'remote'])('amsg mailings, triggers, sim (%s)', (m
     expect(unknown.exitCode).toBe(1);
 
     // A content test decided at once (no test time): the first variant wins a tie.
-    const decided = await json('mailings', 'create', '--name', 'Content test', '--subject', 'Offers', '--sender', 'news@example.com', '--variant-html', file('news.html'), '--variant-html', file('b.html'), '--group', 'Panel', '--test-duration', '0', '--wait');
-    expect(pick(decided, ['mailing_id', 'mailing_type', 'mailing_status', 'recipient_count', 'html_body'])).toEqual([14, 'c', 'c', 8, HTML]);
+    const decided = await json(
+      'mailings',
+      'create',
+      '--name',
+      'Content test',
+      '--subject',
+      'Offers',
+      '--sender',
+      'news@example.com',
+      '--variant-html',
+      file('news.html'),
+      '--variant-html',
+      file('b.html'),
+      '--group',
+      'Panel',
+      '--test-duration',
+      '0',
+      '--wait',
+    );
+    expect(pick(decided, ['mailing_id', 'mailing_type', 'mailing_status', 'recipient_count', 'html_body'])).toEqual([
+      14,
+      'c',
+      'c',
+      8,
+      HTML,
+    ]);
     expect(pick(decided.split_test, ['test_duration', 'winner_mailing_id'])).toEqual(['@I:0', 15]);
     expect(decided.split_test.variants.map((v: any) => v.mailing_id)).toEqual([15, 16]);
   });
@@ -469,7 +703,12 @@ describe.each<Mode>(['local', 'remote'])('amsg mailings, triggers, sim (%s)', (m
     expect((await run('mailings', 'wait', '1', '-o', 'table')).stdout).toBe('Mailing 1 is complete: sent to 2 recipients.');
     expect((await run('sim', 'open', '1', '1', '-o', 'table')).stdout).toBe('Recorded an open of mailing 1 by member 1.');
     const message = await run('mailings', 'message', '1', '1', '-o', 'table');
-    expect(message.stdout.split('\n').slice(0, 4)).toEqual(['Subject: News for Ada', 'Webview: https://view.amsg.example.com/1/1/1', '', '--- plaintext ---']);
+    expect(message.stdout.split('\n').slice(0, 4)).toEqual([
+      'Subject: News for Ada',
+      'Webview: https://view.amsg.example.com/1/1/1',
+      '',
+      '--- plaintext ---',
+    ]);
     const recipients = await run('mailings', 'recipients', '--group', 'Newsletter,Panel', '-o', 'table');
     expect(recipients.stdout).toMatch(/│ recipient_groups │ 2\s+│ Panel\s+│/);
     expect(await json('mailings', 'recipients', '--group', 'Panel')).toEqual({

@@ -13,7 +13,10 @@ describe('stdout on a pipe', () => {
       await execa(process.execPath, [BIN, 'init', '-q'], { env });
       // Enough output that the writer is still writing when head has gone.
       await execa(process.execPath, [BIN, 'fields', 'create', 'notes', '--type', 'text', '-q'], { env });
-      const r = await execa('bash', ['-o', 'pipefail', '-c', `"${process.execPath}" "${BIN}" api spec -q | head -1`], { env, reject: false });
+      const r = await execa('bash', ['-o', 'pipefail', '-c', `"${process.execPath}" "${BIN}" api spec -q | head -1`], {
+        env,
+        reject: false,
+      });
       expect(r.stderr).toBe('');
       expect(r.exitCode).toBe(0);
       expect(r.stdout).toBe('{');
@@ -50,7 +53,11 @@ p.wait()
 sys.stdout.buffer.write(b''.join(chunks))
 sys.exit(p.returncode)
 `;
-      const r = await execa('python3', ['-c', reader, process.execPath, BIN, 'api', 'spec', '-q'], { env, reject: false, stripFinalNewline: false });
+      const r = await execa('python3', ['-c', reader, process.execPath, BIN, 'api', 'spec', '-q'], {
+        env,
+        reject: false,
+        stripFinalNewline: false,
+      });
       expect(r.stderr).toBe('');
       expect(r.exitCode).toBe(0);
       expect(r.stdout).toBe(expected);

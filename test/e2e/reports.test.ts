@@ -29,8 +29,36 @@ describe.each<Mode>(['local', 'remote'])('amsg reports (%s)', (mode) => {
       ['members', 'add', 'bob@example.com', '--field', 'first_name=Bob', '--group', 'Gold'],
       ['members', 'add', 'cy@example.org', '--group', 'Gold'],
       ['members', 'add', 'di@example.com', '--field', 'last_name=Lee', '--group', 'Gold'],
-      ['mailings', 'create', '--name', 'Spring', '--subject', 'Hi', '--sender', 'shop@example.com', '--html', html, '--group', 'Gold', '--wait'],
-      ['mailings', 'create', '--name', 'Summer', '--subject', 'Hey', '--sender', 'shop@example.com', '--html', html, '--group', 'Gold', '--wait'],
+      [
+        'mailings',
+        'create',
+        '--name',
+        'Spring',
+        '--subject',
+        'Hi',
+        '--sender',
+        'shop@example.com',
+        '--html',
+        html,
+        '--group',
+        'Gold',
+        '--wait',
+      ],
+      [
+        'mailings',
+        'create',
+        '--name',
+        'Summer',
+        '--subject',
+        'Hey',
+        '--sender',
+        'shop@example.com',
+        '--html',
+        html,
+        '--group',
+        'Gold',
+        '--wait',
+      ],
       ['sim', 'open', '1', 'ann@example.com'],
       ['sim', 'click', '1', 'bob@example.com', '--link', '2'],
       ['sim', 'click', '1', 'bob@example.com', '--link', '2'],
@@ -73,7 +101,9 @@ describe.each<Mode>(['local', 'remote'])('amsg reports (%s)', (mode) => {
     expect(table.stdout).toMatch(/│ clicks_per_open\s+│ 1\.50\s+│/);
     // The forward mailing is left out of the series.
     const series = await json('reports', 'account');
-    expect(series).toEqual([expect.objectContaining({ account_id: 1, month: 5, year: 2026, mailings: 2, sent: 8, opened: 3, clicked: 3, forwarded: 1 })]);
+    expect(series).toEqual([
+      expect.objectContaining({ account_id: 1, month: 5, year: 2026, mailings: 2, sent: 8, opened: 3, clicked: 3, forwarded: 1 }),
+    ]);
     expect(await json('reports', 'account', '--range', '2026-06-01~')).toEqual([]);
     const bad = await run('reports', 'account', '--range', 'May');
     expect(bad.exitCode).toBe(1);
@@ -104,14 +134,25 @@ describe.each<Mode>(['local', 'remote'])('amsg reports (%s)', (mode) => {
     const firstSend = await run('reports', 'sends', '1', '--limit', '1', '--json');
     expect(JSON.parse(firstSend.stdout).map((m: any) => m.member_id)).toEqual([1]);
     expect(firstSend.stderr).toContain('1 of 4 shown; --all for every row, --start 1 for the rows after these');
-    expect((await json('reports', 'clicks', '1')).map((c: any) => [c.member_id, c.link_id])).toEqual([[2, 2], [2, 2], [1, 1]]);
+    expect((await json('reports', 'clicks', '1')).map((c: any) => [c.member_id, c.link_id])).toEqual([
+      [2, 2],
+      [2, 2],
+      [1, 1],
+    ]);
     expect(await json('reports', 'clicks', '1', '--link', '2', '--count')).toBe(2);
     expect((await json('reports', 'clicks', '1', '--member', '1')).map((c: any) => c.link_id)).toEqual([1]);
-    expect((await json('reports', 'bounces', '1')).map((b: any) => [b.email, b.delivery_type, b.mailing_name])).toEqual([['cy@example.org', 'hard', 'Spring']]);
+    expect((await json('reports', 'bounces', '1')).map((b: any) => [b.email, b.delivery_type, b.mailing_name])).toEqual([
+      ['cy@example.org', 'hard', 'Spring'],
+    ]);
     expect(await json('reports', 'bounces', '1', '--soft')).toEqual([]);
     expect((await json('reports', 'optouts', '1')).map((m: any) => [m.email, m.member_status_id])).toEqual([['di@example.com', 'o']]);
-    expect(await json('reports', 'forwards', '1')).toEqual([{ timestamp: AT_NOW, forward_mailing_id: 3, member_id: 1, email: 'ann@example.com' }]);
-    expect((await json('reports', 'links', '1')).map((l: any) => [l.link_id, l.unique_clicks, l.total_clicks])).toEqual([[1, 1, 1], [2, 1, 2]]);
+    expect(await json('reports', 'forwards', '1')).toEqual([
+      { timestamp: AT_NOW, forward_mailing_id: 3, member_id: 1, email: 'ann@example.com' },
+    ]);
+    expect((await json('reports', 'links', '1')).map((l: any) => [l.link_id, l.unique_clicks, l.total_clicks])).toEqual([
+      [1, 1, 1],
+      [2, 1, 2],
+    ]);
     const links = await run('reports', 'links', '1', '-o', 'table');
     expect(links.stdout).toContain('https://shop.example.com/new');
     expect((await run('reports', 'opens', '1', '--all', '--count')).exitCode).toBe(2);
@@ -120,7 +161,10 @@ describe.each<Mode>(['local', 'remote'])('amsg reports (%s)', (mode) => {
 
   test('compare: side by side in a table, the answers in JSON', async () => {
     const both = await json('reports', 'compare', '1', '2');
-    expect(both.map((r: any) => [r.mailing_id, r.name, r.opened])).toEqual([[1, 'Spring', 2], [2, 'Summer', 1]]);
+    expect(both.map((r: any) => [r.mailing_id, r.name, r.opened])).toEqual([
+      [1, 'Spring', 2],
+      [2, 'Summer', 1],
+    ]);
     const table = await run('reports', 'compare', '1', '2', '-o', 'table');
     expect(table.stdout).toMatch(/│ figure\s+│ 1 Spring\s+│ 2 Summer\s+│/);
     expect(table.stdout).toMatch(/│ opened\s+│ 2\s+│ 1\s+│/);

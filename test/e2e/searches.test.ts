@@ -63,7 +63,14 @@ describe.each<Mode>(['local', 'remote'])('amsg searches (%s)', (mode) => {
     expect(await json('searches', 'create', 'Example', '--criteria', `@${file}`)).toBe(2);
     const example = await json('searches', 'get', '2');
     expect([example.search_id, example.criteria, example.active_count]).toEqual([2, '["member:email","contains","*@example.com"]', 3]);
-    const piped = await withInput('["and", ["search", "eq", 1], ["group", "eq", "Gold"]]', 'searches', 'create', 'Gold in Oslo', '--criteria', '-');
+    const piped = await withInput(
+      '["and", ["search", "eq", 1], ["group", "eq", "Gold"]]',
+      'searches',
+      'create',
+      'Gold in Oslo',
+      '--criteria',
+      '-',
+    );
     expect(piped.exitCode).toBe(0);
     expect(JSON.parse(piped.stdout)).toBe(3);
     expect(await json('searches', 'get', '3')).toMatchObject({ search_id: 3, active_count: 1, optout_count: 1 });
@@ -87,7 +94,13 @@ describe.each<Mode>(['local', 'remote'])('amsg searches (%s)', (mode) => {
   });
 
   test('refusals: the service names the place in the criteria; amsg refuses what it can check itself', async () => {
-    const operator = await run('searches', 'create', 'Bad', '--criteria', '["and", ["member_field:city", "eq", "Oslo"], ["group", "equals", "Gold"]]');
+    const operator = await run(
+      'searches',
+      'create',
+      'Bad',
+      '--criteria',
+      '["and", ["member_field:city", "eq", "Oslo"], ["group", "equals", "Gold"]]',
+    );
     expect(operator.exitCode).toBe(1);
     expect(operator.stderr).toContain(
       'the service refused (HTTP 400): criteria[2][1]: unknown operator "equals" (eq, lt, gt, between, contains, in, any)',
@@ -128,7 +141,12 @@ describe.each<Mode>(['local', 'remote'])('amsg searches (%s)', (mode) => {
     expect([renamed.search_id, renamed.name, renamed.criteria]).toEqual([1, 'Oslo people', '["member_field:city","eq","OSLO"]']);
     expect(await json('searches', 'update', '1', '--criteria', '["member_field:age", "gt", 30]')).toBe(true);
     const older = await json('searches', 'get', '1');
-    expect([older.name, older.criteria, older.active_count, older.optout_count]).toEqual(['Oslo people', '["member_field:age","gt",30]', 1, 1]);
+    expect([older.name, older.criteria, older.active_count, older.optout_count]).toEqual([
+      'Oslo people',
+      '["member_field:age","gt",30]',
+      1,
+      1,
+    ]);
     const cycle = await run('searches', 'update', '1', '--criteria', '["segment", "eq", 3]');
     expect(cycle.exitCode).toBe(1);
     expect(cycle.stderr).toContain('criteria[2]: a search cannot contain itself (search 1 → 3 → 1)');
@@ -141,12 +159,37 @@ describe.each<Mode>(['local', 'remote'])('amsg searches (%s)', (mode) => {
       { segment_id: 2, name: 'Example', active_count: 3, error_count: 0, optout_count: 0 },
       { segment_id: 3, name: 'Gold in Oslo', active_count: 1, error_count: 0, optout_count: 1 },
     ]);
-    expect(await json('searches', 'segments', 'example')).toEqual({ segment_id: 2, name: 'Example', active_count: 3, error_count: 0, optout_count: 0 });
-    const created = await json('api', 'call', 'POST', '/1/exports', '--data', '{"user_id": "owner@localhost", "criteria": {"segments": [2, 3], "member_status_ids": ["a", "o"]}}');
+    expect(await json('searches', 'segments', 'example')).toEqual({
+      segment_id: 2,
+      name: 'Example',
+      active_count: 3,
+      error_count: 0,
+      optout_count: 0,
+    });
+    const created = await json(
+      'api',
+      'call',
+      'POST',
+      '/1/exports',
+      '--data',
+      '{"user_id": "owner@localhost", "criteria": {"segments": [2, 3], "member_status_ids": ["a", "o"]}}',
+    );
     const csv = await run('exports', 'download', String(created.export_id));
     expect(csv.exitCode).toBe(0);
-    expect(csv.stdout.split('\n').slice(1).map((line) => line.split(',')[0])).toEqual(['ada@example.com', 'bob@example.com', 'cy@test.org', 'di@example.com']);
-    const unknown = await run('api', 'call', 'POST', '/1/exports', '--data', '{"user_id": "owner@localhost", "criteria": {"segments": [9]}}');
+    expect(
+      csv.stdout
+        .split('\n')
+        .slice(1)
+        .map((line) => line.split(',')[0]),
+    ).toEqual(['ada@example.com', 'bob@example.com', 'cy@test.org', 'di@example.com']);
+    const unknown = await run(
+      'api',
+      'call',
+      'POST',
+      '/1/exports',
+      '--data',
+      '{"user_id": "owner@localhost", "criteria": {"segments": [9]}}',
+    );
     expect(unknown.exitCode).toBe(1);
     expect(unknown.stderr).toContain('segment 9 not found');
   });
@@ -177,7 +220,9 @@ describe.each<Mode>(['local', 'remote'])('amsg searches (%s)', (mode) => {
     expect(deleted.stdout).toBe('Deleted search 2.');
     const help = await run('searches', 'create', '--help');
     expect(help.exitCode).toBe(0);
-    expect(help.stdout).toContain(`Examples:\n  $ amsg searches create "Oslo VIPs" --criteria '["and", ["member_field:city", "eq", "Oslo"], ["group", "eq", "VIP"]]'`);
+    expect(help.stdout).toContain(
+      `Examples:\n  $ amsg searches create "Oslo VIPs" --criteria '["and", ["member_field:city", "eq", "Oslo"], ["group", "eq", "VIP"]]'`,
+    );
     const overview = await run('searches', '--help');
     expect(overview.stdout).toContain('Predicates: and, or (one or more conditions), not (exactly one).');
     const top = await run('--help');

@@ -96,7 +96,10 @@ describe.each<Mode>(['local', 'remote'])('amsg seed (%s)', (mode) => {
 
   test('a bad fixture: exit 2, one line per problem with file and path, nothing written', async () => {
     const file = join(box.dir, 'bad.yaml');
-    writeFileSync(file, 'groups: [Fresh]\nmembers:\n  - {email: new@example.com, groups: [Nope]}\n  - {email: two@example.com, feilds: {city: Oslo}, status: x}\n');
+    writeFileSync(
+      file,
+      'groups: [Fresh]\nmembers:\n  - {email: new@example.com, groups: [Nope]}\n  - {email: two@example.com, feilds: {city: Oslo}, status: x}\n',
+    );
     const r = await run('seed', file);
     expect(r.exitCode).toBe(2);
     // Shapes first: names are checked once every record has its shape.
@@ -149,7 +152,10 @@ describe.each<Mode>(['local', 'remote'])('amsg seed (%s)', (mode) => {
       expect(await box.json('members', 'list', '--count')).toBe(202);
       expect((await box.amsg('members', 'get', 'later@example.com')).exitCode).toBe(1);
       const remote = await box.amsg('db', 'snapshot', snap);
-      expect([remote.exitCode, remote.stderr.trim()]).toEqual([2, 'amsg: amsg db works on a local database file: pass --db FILE or --local (a remote service has its own backups)']);
+      expect([remote.exitCode, remote.stderr.trim()]).toEqual([
+        2,
+        'amsg: amsg db works on a local database file: pass --db FILE or --local (a remote service has its own backups)',
+      ]);
     });
 });
 
@@ -184,11 +190,17 @@ test('amsg serve --seed starts seeded, and POST /_sandbox/reset goes back to it'
     const env = { AMSG_BASE_URL: url, AMSG_API_KEY: key };
     expect((await box.raw(['members', 'add', 'x@example.com'], env)).exitCode).toBe(0);
     expect((await box.raw(['members', 'list', '--count'], env)).stdout).toBe('203');
-    const reset = await fetch(`${url}/_sandbox/reset`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from(key).toString('base64')}` } });
+    const reset = await fetch(`${url}/_sandbox/reset`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(key).toString('base64')}` },
+    });
     expect([reset.status, await reset.json()]).toEqual([200, true]);
     expect((await box.raw(['members', 'list', '--count'], env)).stdout).toBe('202');
     // The seeded ids are there to find by name.
-    expect(JSON.parse((await box.raw(['seed', fixture('ci.yaml'), '--dry-run'], env)).stdout).groups).toEqual({ Gold: 'unchanged', Silver: 'unchanged' });
+    expect(JSON.parse((await box.raw(['seed', fixture('ci.yaml'), '--dry-run'], env)).stdout).groups).toEqual({
+      Gold: 'unchanged',
+      Silver: 'unchanged',
+    });
   } finally {
     server.kill('SIGTERM');
     await server;

@@ -22,7 +22,19 @@ describe.each<Mode>(['local', 'remote'])('amsg sms (%s)', (mode) => {
   beforeAll(async () => {
     await box.start();
     const setup = [
-      ['members', 'add', 'ada@example.com', '--field', 'first_name=Ada', '--group', 'Newsletter', '--phone', '+4791234501', '--sms-promotional', 'a'],
+      [
+        'members',
+        'add',
+        'ada@example.com',
+        '--field',
+        'first_name=Ada',
+        '--group',
+        'Newsletter',
+        '--phone',
+        '+4791234501',
+        '--sms-promotional',
+        'a',
+      ],
       ['members', 'add', 'bob@example.com', '--group', 'Newsletter', '--phone', '+4791234502'],
       ['members', 'add', 'cy@example.com', '--group', 'Newsletter'],
       ['members', 'add', 'dud@example.com', '--group', 'Newsletter', '--phone', '+99912345678', '--sms-promotional', 'a'],
@@ -36,10 +48,30 @@ describe.each<Mode>(['local', 'remote'])('amsg sms (%s)', (mode) => {
 
   test('create a draft, send it and wait, read its deliveries; a second send is refused', async () => {
     expect(
-      await json('sms', 'campaigns', 'create', '--name', 'Sale', '--from', '+1 555 555 0100', '--group', 'newsletter', '--promotional', '--shorten-links', '--message', MESSAGE),
+      await json(
+        'sms',
+        'campaigns',
+        'create',
+        '--name',
+        'Sale',
+        '--from',
+        '+1 555 555 0100',
+        '--group',
+        'newsletter',
+        '--promotional',
+        '--shorten-links',
+        '--message',
+        MESSAGE,
+      ),
     ).toBe(1);
     const draft = await json('sms', 'campaigns', 'get', '1');
-    expect(draft).toMatchObject({ sms_campaign_id: 1, send_status: 'd', from_phone_number: '+15555550100', created_at: ISO_NOW, updated_at: ISO_NOW });
+    expect(draft).toMatchObject({
+      sms_campaign_id: 1,
+      send_status: 'd',
+      from_phone_number: '+15555550100',
+      created_at: ISO_NOW,
+      updated_at: ISO_NOW,
+    });
     const sent = await json('sms', 'campaigns', 'send', '1', '--wait');
     expect(sent).toEqual({
       ...draft,
@@ -55,8 +87,26 @@ describe.each<Mode>(['local', 'remote'])('amsg sms (%s)', (mode) => {
       results_message: 'sent to 2 recipients: 1 delivered, 1 bounced, 2 segments',
     });
     expect(await json('sms', 'campaigns', 'deliveries', '1')).toEqual([
-      { account_id: 1, sms_campaign_id: 1, member_id: 1, delivery_type: 'd', bounce_type: null, opted_out_at: null, from_phone_number: '+15555550100', to_phone_number: '+4791234501' },
-      { account_id: 1, sms_campaign_id: 1, member_id: 4, delivery_type: 'b', bounce_type: 'h', opted_out_at: null, from_phone_number: '+15555550100', to_phone_number: '+99912345678' },
+      {
+        account_id: 1,
+        sms_campaign_id: 1,
+        member_id: 1,
+        delivery_type: 'd',
+        bounce_type: null,
+        opted_out_at: null,
+        from_phone_number: '+15555550100',
+        to_phone_number: '+4791234501',
+      },
+      {
+        account_id: 1,
+        sms_campaign_id: 1,
+        member_id: 4,
+        delivery_type: 'b',
+        bounce_type: 'h',
+        opted_out_at: null,
+        from_phone_number: '+15555550100',
+        to_phone_number: '+99912345678',
+      },
     ]);
     const table = await run('sms', 'campaigns', 'deliveries', '1', '-o', 'table');
     expect(table.stdout.split('\n')[1]).toMatch(/member_id\s*│\s*delivery_type\s*│\s*bounce_type\s*│\s*to_phone_number\s*│\s*opted_out_at/);
@@ -75,8 +125,22 @@ describe.each<Mode>(['local', 'remote'])('amsg sms (%s)', (mode) => {
     expect(await json('sim', 'sms-click', '1', 'ada@example.com')).toBe(true);
     expect(await json('sim', 'sms-click', '1', '1', '1')).toBe(true);
     expect(await json('sms', 'campaigns', 'clicks', '1')).toEqual([
-      { sms_campaign_id: 1, member_id: 1, sms_link_id: 1, sms_link_target: 'https://shop.example.com/sale', to_phone_number: '+4791234501', click_timestamp: ISO_NOW },
-      { sms_campaign_id: 1, member_id: 1, sms_link_id: 1, sms_link_target: 'https://shop.example.com/sale', to_phone_number: '+4791234501', click_timestamp: ISO_NOW },
+      {
+        sms_campaign_id: 1,
+        member_id: 1,
+        sms_link_id: 1,
+        sms_link_target: 'https://shop.example.com/sale',
+        to_phone_number: '+4791234501',
+        click_timestamp: ISO_NOW,
+      },
+      {
+        sms_campaign_id: 1,
+        member_id: 1,
+        sms_link_id: 1,
+        sms_link_target: 'https://shop.example.com/sale',
+        to_phone_number: '+4791234501',
+        click_timestamp: ISO_NOW,
+      },
     ]);
     const firstClick = await run('sms', 'campaigns', 'clicks', '1', '--limit', '1', '--json');
     expect(JSON.parse(firstClick.stdout)).toHaveLength(1);
@@ -96,14 +160,32 @@ describe.each<Mode>(['local', 'remote'])('amsg sms (%s)', (mode) => {
     expect(await json('sim', 'sms-reply', '1', 'ada@example.com', 'start')).toBe(true);
     expect((await json('members', 'get', 'ada@example.com')).sms.promotional_status).toBe('a');
     expect(await json('sms', 'campaigns', 'copy', '1', '--name', 'Third')).toBe(3);
-    expect(await json('sms', 'campaigns', 'send', '3', '--wait')).toMatchObject({ sms_campaign_name: 'Third', total_sent: 2, copied_from_sms_campaign_id: 1 });
+    expect(await json('sms', 'campaigns', 'send', '3', '--wait')).toMatchObject({
+      sms_campaign_name: 'Third',
+      total_sent: 2,
+      copied_from_sms_campaign_id: 1,
+    });
     const chat = await run('sim', 'sms-reply', '1', 'ada@example.com', 'thanks');
     expect(chat.exitCode).toBe(1);
     expect(chat.stderr).toContain('text: the simulation answers the keywords STOP');
   });
 
   test('update a draft, schedule it, cancel with --yes, archive; the list', async () => {
-    expect(await json('sms', 'campaigns', 'create', '--name', 'Later', '--from', '+15555550100', '--member', 'bob@example.com', '--message', 'Your order shipped')).toBe(4);
+    expect(
+      await json(
+        'sms',
+        'campaigns',
+        'create',
+        '--name',
+        'Later',
+        '--from',
+        '+15555550100',
+        '--member',
+        'bob@example.com',
+        '--message',
+        'Your order shipped',
+      ),
+    ).toBe(4);
     expect(await json('sms', 'campaigns', 'update', '4', '--name', 'Receipt', '--group', 'Newsletter')).toBe(true);
     expect(await json('sms', 'campaigns', 'get', '4')).toMatchObject({
       sms_campaign_name: 'Receipt',
@@ -111,7 +193,11 @@ describe.each<Mode>(['local', 'remote'])('amsg sms (%s)', (mode) => {
       is_promotional: false,
     });
     expect(await json('sms', 'campaigns', 'send', '4', '--at', '2027-01-01T09:00:00Z')).toBe(true);
-    expect(await json('sms', 'campaigns', 'get', '4')).toMatchObject({ send_status: 's', scheduled_at: '@D:2027-01-01T09:00:00', scheduled_by_user_id: 1 });
+    expect(await json('sms', 'campaigns', 'get', '4')).toMatchObject({
+      send_status: 's',
+      scheduled_at: '@D:2027-01-01T09:00:00',
+      scheduled_by_user_id: 1,
+    });
     const noYes = await run('sms', 'campaigns', 'cancel', '4');
     expect(noYes.exitCode).toBe(2);
     expect(noYes.stderr).toContain('refusing to cancel SMS campaign 4 "Receipt" without --yes');
@@ -136,8 +222,25 @@ describe.each<Mode>(['local', 'remote'])('amsg sms (%s)', (mode) => {
 
   test('settings, the segment limit at send, and counting a message', async () => {
     expect(await json('sms', 'settings', 'get')).toEqual({ sub_message_segment_limit: 0, sub_message_segment_limit_visible: false });
-    expect(await json('sms', 'settings', 'set', '--segment-limit', '1', '--visible')).toEqual({ sub_message_segment_limit: 1, sub_message_segment_limit_visible: true });
-    expect(await json('sms', 'campaigns', 'create', '--name', 'Long', '--from', '+15555550100', '--group', 'Newsletter', '--message', 'x'.repeat(200))).toBe(5);
+    expect(await json('sms', 'settings', 'set', '--segment-limit', '1', '--visible')).toEqual({
+      sub_message_segment_limit: 1,
+      sub_message_segment_limit_visible: true,
+    });
+    expect(
+      await json(
+        'sms',
+        'campaigns',
+        'create',
+        '--name',
+        'Long',
+        '--from',
+        '+15555550100',
+        '--group',
+        'Newsletter',
+        '--message',
+        'x'.repeat(200),
+      ),
+    ).toBe(5);
     const over = await run('sms', 'campaigns', 'send', '5');
     expect(over.exitCode).toBe(1);
     expect(over.stderr).toContain("message: takes 2 segments, over the account's sub_message_segment_limit of 1 by 1");

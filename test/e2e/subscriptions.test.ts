@@ -45,11 +45,7 @@ describe.each<Mode>(['local', 'remote'])('amsg subscriptions (%s)', (mode) => {
       subscription_order: null,
     });
     const offers = await json('subscriptions', 'create', 'Offers', '--order', '2', '--show-on-preference-form');
-    expect([offers.subscription_id, offers.settings, offers.subscription_order]).toEqual([
-      2,
-      { show_on_default_preference_form: true },
-      2,
-    ]);
+    expect([offers.subscription_id, offers.settings, offers.subscription_order]).toEqual([2, { show_on_default_preference_form: true }, 2]);
     expect(await json('subscriptions', 'get', 'weekly DIGEST')).toEqual(digest);
     expect(await json('subscriptions', 'get', '1')).toEqual(digest);
     const list = await json('subscriptions', 'list');
@@ -101,9 +97,8 @@ describe.each<Mode>(['local', 'remote'])('amsg subscriptions (%s)', (mode) => {
     try {
       db.pragma('busy_timeout = 10000');
       const importId = Number(
-        db
-          .prepare("INSERT INTO member_imports (account_id, status, created_at) VALUES (1, 'o', '2026-05-06T07:08:09.000000')")
-          .run().lastInsertRowid,
+        db.prepare("INSERT INTO member_imports (account_id, status, created_at) VALUES (1, 'o', '2026-05-06T07:08:09.000000')").run()
+          .lastInsertRowid,
       );
       const row = db.prepare('INSERT INTO import_members (import_id, member_id, change_type) VALUES (?, ?, ?)');
       row.run(importId, 1, 'a');

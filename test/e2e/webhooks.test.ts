@@ -62,9 +62,17 @@ describe.each<Mode>(['local', 'remote'])('amsg webhooks (%s)', (mode) => {
   test('create prints the id and the secret once; list, get, update; bad input is refused', async () => {
     const created = await box.json('webhooks', 'create', `${hooks.url}/members`, '--event', 'member_add');
     expect(created).toEqual({ webhook_id: 1, secret: expect.stringMatching(/^whsec_/) });
-    expect(await box.json('webhooks', 'list')).toEqual([{ webhook_id: 1, url: `${hooks.url}/members`, method: 'POST', event: 'member_add', public_key: null }]);
+    expect(await box.json('webhooks', 'list')).toEqual([
+      { webhook_id: 1, url: `${hooks.url}/members`, method: 'POST', event: 'member_add', public_key: null },
+    ]);
     expect(await json('webhooks', 'update', '1', '--public-key', 'pk_test')).toBe(1);
-    expect(await box.json('webhooks', 'get', '1')).toEqual({ webhook_id: 1, url: `${hooks.url}/members`, method: 'POST', event: 'member_add', public_key: 'pk_test' });
+    expect(await box.json('webhooks', 'get', '1')).toEqual({
+      webhook_id: 1,
+      url: `${hooks.url}/members`,
+      method: 'POST',
+      event: 'member_add',
+      public_key: 'pk_test',
+    });
     const bad = await run('webhooks', 'create', 'ftp://example.com', '--event', 'member_add');
     expect(bad.exitCode).toBe(1);
     expect(bad.stderr).toContain('url: must be an http:// or https:// URL');
@@ -94,7 +102,9 @@ describe.each<Mode>(['local', 'remote'])('amsg webhooks (%s)', (mode) => {
       log = await box.json('webhooks', 'deliveries', '1');
       if (log[0]?.status !== 'o') await new Promise((r) => setTimeout(r, 50));
     }
-    expect(log).toEqual([expect.objectContaining({ delivery_id: 1, event_id: 1, event: 'member_add', status: 'o', attempts: 1, last_status_code: 200 })]);
+    expect(log).toEqual([
+      expect.objectContaining({ delivery_id: 1, event_id: 1, event: 'member_add', status: 'o', attempts: 1, last_status_code: 200 }),
+    ]);
     expect(await json('webhooks', 'deliveries', '--failed')).toEqual([]);
   });
 
@@ -107,16 +117,24 @@ describe.each<Mode>(['local', 'remote'])('amsg webhooks (%s)', (mode) => {
     expect(await json('webhooks', 'trigger', 'member_add')).toEqual({ event_id: 2, deliveries: 1 });
     expect(await json('webhooks', 'trigger', 'field_delete')).toEqual({ event_id: null, deliveries: 0 });
     const [, , sample] = await hooks.waitFor(3);
-    expect(JSON.parse(sample.body).data).toEqual({ members: [{ member_id: 0, email: 'sample@example.com' }], member_count: 1, sample: true });
+    expect(JSON.parse(sample.body).data).toEqual({
+      members: [{ member_id: 0, email: 'sample@example.com' }],
+      member_count: 1,
+      sample: true,
+    });
     expect(verifySignature(rolled.secret, sample.headers['x-amsg-signature'] as string, sample.body, 0, 0)).toBe(true);
   });
 
   test('listen registers temporary webhooks, prints what arrives, forwards it signed, and cleans up', async () => {
     const before = hooks.posts.length;
-    const child = execa('node', [BIN, 'webhooks', 'listen', '--events', 'member_add,group_create', '--forward-to', `${hooks.url}/forwarded`], {
-      env: { ...process.env, ...box.baseEnv, ...box.env },
-      reject: false,
-    });
+    const child = execa(
+      'node',
+      [BIN, 'webhooks', 'listen', '--events', 'member_add,group_create', '--forward-to', `${hooks.url}/forwarded`],
+      {
+        env: { ...process.env, ...box.baseEnv, ...box.env },
+        reject: false,
+      },
+    );
     let stderr = '';
     let stdout = '';
     child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
@@ -130,7 +148,10 @@ describe.each<Mode>(['local', 'remote'])('amsg webhooks (%s)', (mode) => {
     await json('members', 'add', 'bob@example.com');
     await json('groups', 'create', 'Gold');
     while (stdout.trim().split('\n').length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-    const printed = stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const printed = stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(printed.map((e) => [e.event, e.data])).toEqual([
       ['member_add', { members: [{ member_id: 2, email: 'bob@example.com' }], member_count: 1 }],
       ['group_create', { groups: [{ member_group_id: 1, group_name: 'Gold' }] }],
@@ -204,7 +225,11 @@ describe('a SIGKILL of amsg serve during a burst of deliveries', () => {
     try {
       const auth = `Basic ${Buffer.from(`${creds.public_key}:${creds.private_key}`).toString('base64')}`;
       const call = (url: string, path: string, body: unknown) =>
-        fetch(`${url}/1${path}`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        fetch(`${url}/1${path}`, {
+          method: 'POST',
+          headers: { authorization: auth, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
       let serve = await startServe();
       expect((await call(serve.url, '/webhooks', { url: hookUrl, event: 'member_add' })).status).toBe(200);
       const N = 1000;

@@ -7,14 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  SettingsError,
-  configPath,
-  readConfig,
-  resolveSettings,
-  writeConfig,
-  type ConfigFile,
-} from '../../src/client/config.js';
+import { SettingsError, configPath, readConfig, resolveSettings, writeConfig, type ConfigFile } from '../../src/client/config.js';
 
 let xdg: string;
 /** The environment a test passes in: nothing but its own config home unless it adds more. */

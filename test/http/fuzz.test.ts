@@ -122,7 +122,9 @@ function anyJson(rng: Rng, depth = 0): unknown {
     case 6:
       return Array.from({ length: rng.int(4) }, () => anyJson(rng, depth + 1));
     default:
-      return Object.fromEntries(Array.from({ length: rng.int(4) }, () => [rng.pick(['a', 'email', '__proto__', 'constructor', 'x y']), anyJson(rng, depth + 1)]));
+      return Object.fromEntries(
+        Array.from({ length: rng.int(4) }, () => [rng.pick(['a', 'email', '__proto__', 'constructor', 'x y']), anyJson(rng, depth + 1)]),
+      );
   }
 }
 
@@ -161,7 +163,8 @@ function fromSchema(rng: Rng, schema: JsonSchema | undefined, key: string, pools
         if (schema.required?.includes(k) ? rng.chance(0.95) : rng.chance(0.45)) out[k] = fromSchema(rng, s, k, pools, depth + 1);
       // Free-form objects (member fields, import rows): the account's field names, with any value.
       if (!schema.properties)
-        for (let i = rng.int(4); i > 0; i--) out[rng.pick(pools.field_name ?? ['email'])] = rng.chance(0.8) ? anyJson(rng, depth) : hostile(rng);
+        for (let i = rng.int(4); i > 0; i--)
+          out[rng.pick(pools.field_name ?? ['email'])] = rng.chance(0.8) ? anyJson(rng, depth) : hostile(rng);
       if (rng.chance(0.05)) out[rng.pick(['surprise', 'email', 'first_name', '__proto__'])] = anyJson(rng);
       return out;
     }
@@ -197,9 +200,15 @@ function integerFor(rng: Rng, key: string, pools: Pools): unknown {
 function stringFor(rng: Rng, schema: JsonSchema, key: string, pools: Pools): unknown {
   const r = rng.next();
   if (schema.format === 'email' || /email|user_id/.test(key))
-    return r < 0.7 ? (pools.email?.length && rng.chance(0.5) ? rng.pick(pools.email) : `fuzz${rng.int(50)}@example.org`) : rng.pick(['not-an-address', '@', 'a@b', ...BAD_TEXT]);
+    return r < 0.7
+      ? pools.email?.length && rng.chance(0.5)
+        ? rng.pick(pools.email)
+        : `fuzz${rng.int(50)}@example.org`
+      : rng.pick(['not-an-address', '@', 'a@b', ...BAD_TEXT]);
   if (schema.format === 'date-time')
-    return r < 0.7 ? rng.pick(['2026-05-01T09:00:00Z', '@D:2026-05-01T09:00:00', '2026-05-01T09:00:00+02:00']) : rng.pick(['2026-13-45T99:99:99Z', '@D:', 'yesterday', ...BAD_TEXT]);
+    return r < 0.7
+      ? rng.pick(['2026-05-01T09:00:00Z', '@D:2026-05-01T09:00:00', '2026-05-01T09:00:00+02:00'])
+      : rng.pick(['2026-13-45T99:99:99Z', '@D:', 'yesterday', ...BAD_TEXT]);
   if (key === 'criteria') {
     const n = rng.pick([1, 40, ...DEEP_LEVELS]);
     return rng.pick([
@@ -281,7 +290,12 @@ function segment(rng: Rng, name: string, pools: Pools, clean = false): string {
   const pool = pools[name];
   const r = rng.next();
   if (pool?.length && r < 0.65) return encodeURIComponent(String(rng.pick(pool)));
-  if (r < 0.8) return encodeURIComponent(String(rng.pick([1, 2, 3, 999, 0, -1, '9007199254740993', '99999999999999999999', 'abc', '1e3', ' 1', 'a@b.org', 'acct1-m1@example.org'])));
+  if (r < 0.8)
+    return encodeURIComponent(
+      String(
+        rng.pick([1, 2, 3, 999, 0, -1, '9007199254740993', '99999999999999999999', 'abc', '1e3', ' 1', 'a@b.org', 'acct1-m1@example.org']),
+      ),
+    );
   if (clean) return encodeURIComponent(rng.pick(['é', '😀', '%', 'x'.repeat(3000)]));
   // Node sends a path's characters 0x21-0xff as single bytes: é as 0xe9 is not UTF-8.
   return rng.pick(['%', '%zz', '%E0%A4%A', '%C0%AF', '%ED%A0%80', '%FF', '%00', 'é', 'a%2Fb', '..', 'x'.repeat(3000), '%25%']);
@@ -305,7 +319,9 @@ function queryFor(rng: Rng, route: Route, pools: Pools): string {
     const r = rng.next();
     if (r < 0.6) {
       const value = fromSchema(rng, s, k, pools, 1);
-      v = encodeURIComponent(typeof value === 'string' ? value : value instanceof Raw ? value.bytes.toString('latin1') : JSON.stringify(value) ?? '');
+      v = encodeURIComponent(
+        typeof value === 'string' ? value : value instanceof Raw ? value.bytes.toString('latin1') : (JSON.stringify(value) ?? ''),
+      );
     } else if (r < 0.8) v = rng.pick(['true', '1', '0', 'false', '', 'True', 'x', '-1', '99999999999999999999', '600', 'a,o,e', 'z']);
     else v = rng.pick(['%', '%zz', '%E0%A4%A', '%FF', 'é', '%00', 'x'.repeat(5000)]);
     pairs.push(`${k}=${v}`);
@@ -359,7 +375,13 @@ function send(req: Sent): Promise<Answer> {
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode!, contentType: String(res.headers['content-type']), text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode!,
+            contentType: String(res.headers['content-type']),
+            text: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
         res.on('error', reject);
       },
     );
@@ -409,16 +431,40 @@ function poolsOf(account: number): Pools {
     ),
     user_id: ids('SELECT user_id FROM users WHERE account_id = ?'),
     campaign_id: ids('SELECT sms_campaign_id FROM sms_campaigns WHERE account_id = ? LIMIT 20'),
-    field_name: [...(db.prepare('SELECT shortcut_name FROM fields WHERE account_id = ?').pluck().all(account) as string[]), 'email', 'phone_number', 'groups'],
+    field_name: [
+      ...(db.prepare('SELECT shortcut_name FROM fields WHERE account_id = ?').pluck().all(account) as string[]),
+      'email',
+      'phone_number',
+      'groups',
+    ],
   };
 }
 
 /** Everything of account 1 a key of account 2 could change, as text. */
 function accountOneState(): string {
-  const tables = ['members', 'member_groups', 'group_members', 'fields', 'subscriptions', 'subscription_members', 'searches', 'mailings', 'member_imports', 'exports', 'triggers', 'users', 'api_keys', 'member_optouts', 'sms_campaigns', 'sms_settings'];
+  const tables = [
+    'members',
+    'member_groups',
+    'group_members',
+    'fields',
+    'subscriptions',
+    'subscription_members',
+    'searches',
+    'mailings',
+    'member_imports',
+    'exports',
+    'triggers',
+    'users',
+    'api_keys',
+    'member_optouts',
+    'sms_campaigns',
+    'sms_settings',
+  ];
   return JSON.stringify(
     tables.map((t) => {
-      const cols = (db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(t) as string[]).filter((c) => !/cached|stale|refresh/.test(c));
+      const cols = (db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(t) as string[]).filter(
+        (c) => !/cached|stale|refresh/.test(c),
+      );
       const where = cols.includes('account_id')
         ? 'account_id = 1'
         : t === 'group_members'
@@ -453,7 +499,13 @@ async function setUp() {
 
   // Account 1 has one record of each kind; every name, address and value says "acct1".
   const call = async (key: 'one' | 'two', method: string, path: string, body?: unknown) => {
-    const res = await send({ method, path, key, body: body === undefined ? undefined : Buffer.from(JSON.stringify(body)), route: ROUTES[0] });
+    const res = await send({
+      method,
+      path,
+      key,
+      body: body === undefined ? undefined : Buffer.from(JSON.stringify(body)),
+      route: ROUTES[0],
+    });
     expect(res.status, `${method} ${path}: ${res.text}`).toBe(200);
     return JSON.parse(res.text);
   };
@@ -474,7 +526,9 @@ async function setUp() {
         display_name: `${tag} ${name}`,
         ...(type === 'text[]' ? { options: [`${tag}tag`, `${tag}other`] } : {}),
       });
-    const groups = await call(key, 'POST', `/${account}/groups`, { groups: [{ group_name: `${tag} gold` }, { group_name: `${tag} silver` }] });
+    const groups = await call(key, 'POST', `/${account}/groups`, {
+      groups: [{ group_name: `${tag} gold` }, { group_name: `${tag} silver` }],
+    });
     const gold = groups[0].member_group_id;
     const members: number[] = [];
     for (let i = 0; i < 6; i++)
@@ -498,9 +552,17 @@ async function setUp() {
       recipient_groups: [gold],
       send_at: '2030-01-01T00:00:00Z',
     });
-    await call(key, 'POST', `/${account}/triggers`, { name: `${tag} trigger`, parent_mailing_id: mailing.mailing_id ?? mailing, event_type: 's' });
+    await call(key, 'POST', `/${account}/triggers`, {
+      name: `${tag} trigger`,
+      parent_mailing_id: mailing.mailing_id ?? mailing,
+      event_type: 's',
+    });
     const imp = await call(key, 'POST', `/${account}/members/imports`, { source_name: `${tag} import` });
-    await call(key, 'POST', `/${account}/members/imports/${imp.import_id}/rows`, { columns: ['email', `${tag}_city`], rows: [[`${tag}-i@example.org`, `${tag}town`]], offset: 0 });
+    await call(key, 'POST', `/${account}/members/imports/${imp.import_id}/rows`, {
+      columns: ['email', `${tag}_city`],
+      rows: [[`${tag}-i@example.org`, `${tag}town`]],
+      offset: 0,
+    });
     await call(key, 'POST', `/${account}/exports`, { user_id: `${tag}@example.org` });
     await call(key, 'POST', `/${account}/exports/members/${members[0]}`, {});
     await call(key, 'PUT', `/${account}/members/${members[0]}`, { sms: { phone_number: `+4790000${account}01`, promotional_status: 'a' } });
@@ -523,9 +585,11 @@ function problem(req: Sent, res: Answer): string | undefined {
   if (res.status === 0) return 'no answer (the connection failed)';
   // An answer to HEAD has no body.
   if (req.method === 'HEAD') return res.status >= 500 ? `an undocumented ${res.status}` : undefined;
-  const documented500 = req.route.op === 'mailings.message' && res.status === 500 && /^\{"error":"type: .* is not an allowed type/.test(res.text);
+  const documented500 =
+    req.route.op === 'mailings.message' && res.status === 500 && /^\{"error":"type: .* is not an allowed type/.test(res.text);
   if (res.status >= 500 && !documented500) return `an undocumented ${res.status}`;
-  if (!res.contentType.startsWith('application/json')) return res.status === 200 ? undefined : `a ${res.status} that is not JSON (${res.contentType})`;
+  if (!res.contentType.startsWith('application/json'))
+    return res.status === 200 ? undefined : `a ${res.status} that is not JSON (${res.contentType})`;
   let body: unknown;
   try {
     body = JSON.parse(res.text);
@@ -533,7 +597,8 @@ function problem(req: Sent, res: Answer): string | undefined {
     return 'an answer that is not valid JSON';
   }
   const isObject = !!body && typeof body === 'object' && !Array.isArray(body);
-  if (res.status >= 400 && !(isObject && typeof (body as { error?: unknown }).error === 'string')) return 'an error answer without a string error';
+  if (res.status >= 400 && !(isObject && typeof (body as { error?: unknown }).error === 'string'))
+    return 'an error answer without a string error';
   if (res.status < 400 && isObject && 'error' in (body as object)) return 'a success with a top-level error key';
   if (req.key === 'two') {
     // What account 2 itself sent may come back ("member acct1-m1@example.org not found", or
@@ -554,7 +619,9 @@ const safeDecode = (text: string) => {
 
 const describeRequest = (req: Sent) =>
   `${req.key === 'two' ? "[account 2's key] " : ''}${req.method} ${req.path.length > 300 ? `${req.path.slice(0, 300)}…` : req.path}` +
-  (req.body ? ` body ${req.body.length > 300 ? `${req.body.subarray(0, 300).toString('latin1')}… (${req.body.length} bytes)` : req.body.toString('latin1')}` : '');
+  (req.body
+    ? ` body ${req.body.length > 300 ? `${req.body.subarray(0, 300).toString('latin1')}… (${req.body.length} bytes)` : req.body.toString('latin1')}`
+    : '');
 
 describe(`fuzz of every route over HTTP (seed ${SEED}, ${REQUESTS} requests)`, () => {
   beforeAll(setUp, 60_000);
@@ -583,7 +650,10 @@ describe(`fuzz of every route over HTTP (seed ${SEED}, ${REQUESTS} requests)`, (
       const query = i < ROUTES.length ? '' : queryFor(rng, route, pools);
       jobs.push({ method: route.method, path: pathFor(rng, route, account, pools, true) + query, body, key: 'two', route });
     }
-    sentByTwo = jobs.map((j) => `${safeDecode(j.path)} ${j.body?.toString('utf8') ?? ''}`).join('\n').toLowerCase();
+    sentByTwo = jobs
+      .map((j) => `${safeDecode(j.path)} ${j.body?.toString('utf8') ?? ''}`)
+      .join('\n')
+      .toLowerCase();
     /** Routes whose account-1 path some request of account 2 got "account 1 not found" for. */
     const refused = new Set<string>();
     await runAll(jobs, (req, res) => {
@@ -591,7 +661,8 @@ describe(`fuzz of every route over HTTP (seed ${SEED}, ${REQUESTS} requests)`, (
       const wrong = problem(req, res);
       if (wrong) return failures.push(`${wrong}: ${describeRequest(req)} → ${res.status} ${res.text.slice(0, 300)}`);
       if (req.path.startsWith('/1/') || req.path === '/1') {
-        const notFound = res.status === 404 && (res.text === '{"error":"account 1 not found"}' || res.text.startsWith('{"error":"no such operation'));
+        const notFound =
+          res.status === 404 && (res.text === '{"error":"account 1 not found"}' || res.text.startsWith('{"error":"no such operation'));
         // Refused by the HTTP parser (a raw byte in the query, a request line over 16 KB) before any route or account is looked at.
         const unparsed =
           (res.status === 400 && res.text.startsWith('{"error":"malformed HTTP request')) ||
@@ -602,7 +673,10 @@ describe(`fuzz of every route over HTTP (seed ${SEED}, ${REQUESTS} requests)`, (
     });
     expect(failures, `seed ${SEED} (AMSG_FUZZ_SEED=${SEED} replays it)`).toEqual([]);
     expect(accountOneState(), `seed ${SEED}: account 2's key changed account 1's records`).toBe(before);
-    expect(ROUTES.map((r) => r.op).filter((op) => !refused.has(op)), `seed ${SEED}: routes whose account-1 path no request tried`).toEqual([]);
+    expect(
+      ROUTES.map((r) => r.op).filter((op) => !refused.has(op)),
+      `seed ${SEED}: routes whose account-1 path no request tried`,
+    ).toEqual([]);
   }, 120_000);
 
   it('every route, with wrong types, huge numbers, deep nesting and bad encodings: no undocumented 5xx, every error a JSON {error}', async () => {
@@ -635,7 +709,10 @@ describe(`fuzz of every route over HTTP (seed ${SEED}, ${REQUESTS} requests)`, (
     }
     console.info(`fuzz (seed ${SEED}): statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}`);
     expect(failures, `seed ${SEED} (AMSG_FUZZ_SEED=${SEED} replays it)`).toEqual([]);
-    expect(ROUTES.map((r) => r.op).filter((op) => !reached.get(op)), `seed ${SEED}: routes no request reached`).toEqual([]);
+    expect(
+      ROUTES.map((r) => r.op).filter((op) => !reached.get(op)),
+      `seed ${SEED}: routes no request reached`,
+    ).toEqual([]);
   }, 120_000);
 
   it('bodies over the 10 MB limit, declared or chunked, on every kind of route: a 413 that closes the connection, and the server goes on', async () => {
@@ -656,11 +733,23 @@ describe(`fuzz of every route over HTTP (seed ${SEED}, ${REQUESTS} requests)`, (
     const route = rng.pick(withBody);
     const res = await new Promise<Answer>((resolve, reject) => {
       const { hostname, port } = new URL(server.url);
-      const r = http.request({ host: hostname, port, method: route.method, path: pathFor(rng, route, '1', pools, true), agent, headers: { authorization: auth.one } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode!, contentType: String(res.headers['content-type']), text: Buffer.concat(chunks).toString() }));
-      });
+      const r = http.request(
+        {
+          host: hostname,
+          port,
+          method: route.method,
+          path: pathFor(rng, route, '1', pools, true),
+          agent,
+          headers: { authorization: auth.one },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({ status: res.statusCode!, contentType: String(res.headers['content-type']), text: Buffer.concat(chunks).toString() }),
+          );
+        },
+      );
       r.on('error', reject);
       let sent = 0;
       const more = () => {

@@ -45,7 +45,11 @@ async function start(opts: { db?: string; resetTo?: string; keepStartingState?: 
 function client(server: Server, key: { public_key: string; private_key: string }) {
   const auth = `Basic ${Buffer.from(`${key.public_key}:${key.private_key}`).toString('base64')}`;
   return async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${server.url}${path}`, { method, headers: { authorization: auth }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${server.url}${path}`, {
+      method,
+      headers: { authorization: auth },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return { status: res.status, body: await res.json() };
   };
 }
@@ -54,7 +58,7 @@ const addMember = (call: ReturnType<typeof client>, email: string) => call('POST
 const count = async (call: ReturnType<typeof client>) => (await call('GET', '/1/members?count=true')).body;
 
 describe('the import writer of amsg serve', () => {
-  test('starts with the server, so a streamed import\'s first batch is written on its thread, not on the serving one', async () => {
+  test("starts with the server, so a streamed import's first batch is written on its thread, not on the serving one", async () => {
     const file = join(dir, 'amsg.db');
     const writer = new ImportWriter(file, WRITER_SCRIPT);
     const server = await start({ db: file, importWriter: writer });
@@ -68,7 +72,11 @@ describe('the import writer of amsg serve', () => {
     expect(opened.status).toBe(200);
     const id = opened.body.import_id as number;
     const members = Array.from({ length: 3 }, (_, i) => ({ email: `m${i}@example.com`, first_name: `M${i}` }));
-    expect((await call('POST', `/1/members/imports/${id}/rows`, { members })).body).toMatchObject({ import_id: id, num_members: 3, added: 3 });
+    expect((await call('POST', `/1/members/imports/${id}/rows`, { members })).body).toMatchObject({
+      import_id: id,
+      num_members: 3,
+      added: 3,
+    });
     expect(writer.batchesSent).toBe(1);
     expect((await call('POST', `/1/members/imports/${id}/finish`, {})).body).toMatchObject({ status: 'o', num_members_added: 3 });
     expect(await count(call)).toBe(3);
@@ -107,7 +115,9 @@ describe('POST /_sandbox/reset', () => {
     const call = client(server, { public_key: init.public_key!, private_key: init.private_key! });
     expect(await call('POST', '/_sandbox/reset')).toEqual({
       status: 409,
-      body: { error: 'this server has no starting state to reset to: start it with --seed FILE or --snapshot FILE (or on a new database file)' },
+      body: {
+        error: 'this server has no starting state to reset to: start it with --seed FILE or --snapshot FILE (or on a new database file)',
+      },
     });
   });
 
@@ -150,7 +160,7 @@ describe('snapshots under a running server', () => {
     const copy = new Database(snap, { readonly: true });
     const inCopy = copy.prepare('SELECT COUNT(*) FROM members').pluck().get() as number;
     // The kept count agrees with the rows: one state, not a mix of two.
-    expect(copy.prepare("SELECT SUM(n) FROM member_counts WHERE account_id = 1").pluck().get()).toBe(inCopy);
+    expect(copy.prepare('SELECT SUM(n) FROM member_counts WHERE account_id = 1').pluck().get()).toBe(inCopy);
     expect(copy.pragma('integrity_check', { simple: true })).toBe('ok');
     expect(copy.pragma('journal_mode', { simple: true })).toBe('delete');
     copy.close();

@@ -208,7 +208,9 @@ describe('authentication', () => {
     ).toThrow('rolled back');
     // Another field write after the rollback: a version kept in a table would be back
     // where the rolled-back catalog was cached.
-    expect((await call('POST', '/1/fields', { body: json({ shortcut_name: 'city', display_name: 'City', field_type: 'text' }) })).status).toBe(200);
+    expect(
+      (await call('POST', '/1/fields', { body: json({ shortcut_name: 'city', display_name: 'City', field_type: 'text' }) })).status,
+    ).toBe(200);
     const res = await call('POST', '/1/members/add', { body: json({ email: 'z@x.org', fields: { zone: 'x' } }) });
     expect(res.status, res.text).toBe(400);
   });
@@ -632,9 +634,7 @@ class RawConnection {
       const end = this.buffer.indexOf('\r\n\r\n');
       if (end < 0) return undefined;
       const [statusLine, ...lines] = this.buffer.subarray(0, end).toString('latin1').split('\r\n');
-      const headers = Object.fromEntries(
-        lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
-      );
+      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
       expect(headers['content-length'], statusLine).toMatch(/^\d+$/);
       const length = Number(headers['content-length']);
       if (this.buffer.length < end + 4 + length) return undefined;
@@ -679,8 +679,18 @@ describe('keep-alive across error answers', () => {
     const conn = await RawConnection.open();
     try {
       const cases: [string, () => void, number, unknown][] = [
-        ['no credentials', () => conn.request('GET', '/1/fields', { auth: null }), 401, { error: expect.stringMatching(/^authentication required/) }],
-        ['a wrong key, with a body', () => conn.request('POST', '/1/fields', { auth: basic(publicKey, 'nope'), body: '{"a": 1}' }), 401, { error: 'invalid API key pair' }],
+        [
+          'no credentials',
+          () => conn.request('GET', '/1/fields', { auth: null }),
+          401,
+          { error: expect.stringMatching(/^authentication required/) },
+        ],
+        [
+          'a wrong key, with a body',
+          () => conn.request('POST', '/1/fields', { auth: basic(publicKey, 'nope'), body: '{"a": 1}' }),
+          401,
+          { error: 'invalid API key pair' },
+        ],
         [
           'a wrong key, with a chunked body',
           () =>
@@ -692,17 +702,47 @@ describe('keep-alive across error answers', () => {
           401,
           { error: 'invalid API key pair' },
         ],
-        ['a body that is not JSON', () => conn.request('POST', '/1/fields', { body: '{nope' }), 400, { error: expect.stringMatching(/^request body is not valid JSON/) }],
-        ['an account that is not an id', () => conn.request('GET', '/abc/fields'), 400, { error: 'account_id: must be a positive integer id, got "abc"', field: 'account_id' }],
+        [
+          'a body that is not JSON',
+          () => conn.request('POST', '/1/fields', { body: '{nope' }),
+          400,
+          { error: expect.stringMatching(/^request body is not valid JSON/) },
+        ],
+        [
+          'an account that is not an id',
+          () => conn.request('GET', '/abc/fields'),
+          400,
+          { error: 'account_id: must be a positive integer id, got "abc"', field: 'account_id' },
+        ],
         ['an unknown route', () => conn.request('GET', '/1/nothing-here'), 404, { error: 'no such operation: GET /1/nothing-here' }],
-        ['a record that is not there, with a body', () => conn.request('PUT', '/1/fields/77', { body: '{"display_name": "X"}' }), 404, { error: 'field 77 not found' }],
-        ['a method the path does not take', () => conn.request('PATCH', '/1/members', { body: '{}' }), 405, { error: 'PATCH is not allowed on /1/members (allowed: GET, POST, DELETE)' }],
-        ['an operation the key may not call', () => conn.request('POST', '/1/members/imports', { auth: clerk, body: '{}' }), 403, { error: expect.stringMatching(/^forbidden: imports.open needs /), operation: 'imports.open', access: 'manager' }],
+        [
+          'a record that is not there, with a body',
+          () => conn.request('PUT', '/1/fields/77', { body: '{"display_name": "X"}' }),
+          404,
+          { error: 'field 77 not found' },
+        ],
+        [
+          'a method the path does not take',
+          () => conn.request('PATCH', '/1/members', { body: '{}' }),
+          405,
+          { error: 'PATCH is not allowed on /1/members (allowed: GET, POST, DELETE)' },
+        ],
+        [
+          'an operation the key may not call',
+          () => conn.request('POST', '/1/members/imports', { auth: clerk, body: '{}' }),
+          403,
+          { error: expect.stringMatching(/^forbidden: imports.open needs /), operation: 'imports.open', access: 'manager' },
+        ],
       ];
       for (const [what, sendIt, status, body] of cases) {
         sendIt();
         const res = await conn.answer();
-        expect({ what, status: res.status, body: res.body, connection: res.headers.connection }).toEqual({ what, status, body, connection: 'keep-alive' });
+        expect({ what, status: res.status, body: res.body, connection: res.headers.connection }).toEqual({
+          what,
+          status,
+          body,
+          connection: 'keep-alive',
+        });
         conn.request('GET', '/1/members');
         expect(await conn.answer(), what).toMatchObject({ status: 200, body: [], headers: { connection: 'keep-alive' } });
       }
@@ -722,7 +762,11 @@ describe('keep-alive across error answers', () => {
       expect(await conn.answer()).toMatchObject({ status: 200, headers: { connection: 'keep-alive' } });
       for (const body of [undefined, json({ email: 'a@x.org' })]) {
         conn.request(body ? 'POST' : 'GET', body ? '/1/members/add' : '/1/fields', { body });
-        expect(await conn.answer()).toMatchObject({ status: 403, body: { error: 'Rate Limit Exceeded' }, headers: { connection: 'keep-alive' } });
+        expect(await conn.answer()).toMatchObject({
+          status: 403,
+          body: { error: 'Rate Limit Exceeded' },
+          headers: { connection: 'keep-alive' },
+        });
       }
       conn.request('GET', '/1/fields', { auth: null });
       expect(await conn.answer()).toMatchObject({ status: 401, headers: { connection: 'keep-alive' } });
@@ -778,9 +822,13 @@ describe('keep-alive across error answers', () => {
     // would always read the server's close along with the answer, and never race it.
     const { spawn } = await import('node:child_process');
     const { Pool } = await import('undici');
-    const child = spawn(process.execPath, [fileURLToPath(new URL('../../bin/amsg.js', import.meta.url)), 'serve', '--port', '0', '--db', join(dir, 'served.db')], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [fileURLToPath(new URL('../../bin/amsg.js', import.meta.url)), 'serve', '--port', '0', '--db', join(dir, 'served.db')],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c));
@@ -965,7 +1013,11 @@ describe('amsg serve: the background job runner', () => {
     expect(status).toBe('o');
     expect((await call('GET', '/1/members?count=true', { auth, base: running })).body).toBe(4_500);
 
-    const again = await call('POST', '/1/members', { auth, base: running, body: json({ members: members.map((m) => ({ email: `n${m.email}` })) }) });
+    const again = await call('POST', '/1/members', {
+      auth,
+      base: running,
+      body: json({ members: members.map((m) => ({ email: `n${m.email}` })) }),
+    });
     expect(again.status).toBe(200);
     await running.close();
   });

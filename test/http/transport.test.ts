@@ -406,7 +406,15 @@ describe('local and HTTP transports answer alike', () => {
     await run(api.post('/fields', { shortcut_name: 'city', field_type: 'text', display_name: 'City' }));
     await run(api.post('/fields', { shortcut_name: 'city', field_type: 'text', display_name: 'Again' }));
     await run(api.post('/fields', { shortcut_name: '9lives', field_type: 'text', display_name: 'X' }));
-    await run(api.post('/fields', { shortcut_name: 'tier', field_type: 'text', display_name: 'Tier', widget_type: 'select one', options: ['gold', 'silver'] }));
+    await run(
+      api.post('/fields', {
+        shortcut_name: 'tier',
+        field_type: 'text',
+        display_name: 'Tier',
+        widget_type: 'select one',
+        options: ['gold', 'silver'],
+      }),
+    );
     await run(api.get('/fields'));
     await run(api.post('/members/add', { email: 'A+B@X.org', fields: { city: 'Oslo' } }));
     await run(api.post('/members/add', { email: 'c@x.org', fields: { tier: 'bronze' } }));

@@ -13,14 +13,14 @@ import { EVENTS, TOUCHPOINTS, type Kind, type RecordInput, type RecordRow, type 
 import * as inbound from '../../service/workflows.js';
 import { QUEUED, type InboundRecord, type Outcome, type RunRecord } from '../../service/workflows.js';
 
-
 /** `attributes`: any JSON object, stored and answered as given (null for none). */
 const attributes: Schema<Record<string, unknown> | null> = {
   optional: true,
   json: () => ({ anyOf: [{ type: 'object', additionalProperties: true }, { type: 'null' }] }),
   parse(v, path) {
     if (v === undefined || v === null) return null;
-    if (typeof v !== 'object' || Array.isArray(v)) throw invalid(path, `must be a JSON object, got ${Array.isArray(v) ? 'an array' : typeof v}`);
+    if (typeof v !== 'object' || Array.isArray(v))
+      throw invalid(path, `must be a JSON object, got ${Array.isArray(v) ? 'an array' : typeof v}`);
     return v as Record<string, unknown>;
   },
 };
@@ -147,7 +147,10 @@ function kindRoutes(kind: Kind, base: string, plural: string) {
       method: 'POST',
       path: `/{account_id}/${base}/members`,
       summary: `Record up to 10 ${plural} (all or none: a bad item is a 400 naming its index and field)`,
-      body: s.object({ [kind.itemsKey]: s.array(item, { min: 1, max: events.MAX_ITEMS }) } as Record<string, Schema<Record<string, unknown>[]>>),
+      body: s.object({ [kind.itemsKey]: s.array(item, { min: 1, max: events.MAX_ITEMS }) } as Record<
+        string,
+        Schema<Record<string, unknown>[]>
+      >),
       returns: `array of ${kind.noun}`,
       handler: ({ ctx, body }) =>
         events.recordMany(ctx, kind, (body as Record<string, Record<string, unknown>[]>)[kind.itemsKey].map(toInput)).map(record),

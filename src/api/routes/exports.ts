@@ -14,8 +14,7 @@ const includeFields: Schema<true | string[]> = {
   json: () => ({ anyOf: [{ const: true }, { type: 'array', items: { type: 'string', minLength: 1 } }] }),
   parse(v, path) {
     if (v === true) return true;
-    if (!Array.isArray(v))
-      throw invalid(path, 'must be true (every field) or an array of field names ([] for no field columns)');
+    if (!Array.isArray(v)) throw invalid(path, 'must be true (every field) or an array of field names ([] for no field columns)');
     return v.map((name, i) => s.string({ min: 1 }).parse(name, `${path}[${i}]`));
   },
 };
@@ -80,8 +79,7 @@ export const exportRoutes = [
     access: 'manager',
     method: 'POST',
     path: '/{account_id}/exports',
-    summary:
-      'Export the union of the members of groups, subscriptions, segments and member_ids (the whole audience when none is given)',
+    summary: 'Export the union of the members of groups, subscriptions, segments and member_ids (the whole audience when none is given)',
     // The requesting user's e-mail address, kept as given: the spec types it as a string,
     // and a local owner's address (owner@localhost) has no dot in its domain.
     body: s.object({ user_id: s.string({ min: 1, max: 254 }), criteria: s.optional(criteria) }),

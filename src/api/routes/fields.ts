@@ -84,8 +84,7 @@ export const fieldRoutes = [
       options: s.optional(optionsMap),
     }),
     returns: 'field relationship',
-    handler: ({ ctx, params, body }) =>
-      enc.relationship(relationships.updateRelationship(ctx, params.relationship_id, body)),
+    handler: ({ ctx, params, body }) => enc.relationship(relationships.updateRelationship(ctx, params.relationship_id, body)),
   }),
   route({
     op: 'fieldRelationships.delete',

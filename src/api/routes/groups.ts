@@ -93,8 +93,7 @@ export const groupRoutes = [
       ...s.windowParams(),
     }),
     returns: 'array of member',
-    handler: ({ ctx, params, query }) =>
-      memberships.groupMembers(ctx, params.member_group_id, query).map(enc.member),
+    handler: ({ ctx, params, query }) => memberships.groupMembers(ctx, params.member_group_id, query).map(enc.member),
   }),
   route({
     op: 'groups.addMembers',
@@ -118,8 +117,7 @@ export const groupRoutes = [
     params: groupId,
     body: memberIds,
     returns: 'array of member ids',
-    handler: ({ ctx, params, body }) =>
-      memberships.removeMembersFromGroup(ctx, params.member_group_id, body.member_ids),
+    handler: ({ ctx, params, body }) => memberships.removeMembersFromGroup(ctx, params.member_group_id, body.member_ids),
   }),
   route({
     op: 'groups.removeAllMembers',
@@ -131,8 +129,7 @@ export const groupRoutes = [
     params: groupId,
     query: s.object({ member_status_id: s.optional(s.oneOf(MEMBER_STATUSES)) }),
     returns: 'integer: the number of members removed',
-    handler: ({ ctx, params, query }) =>
-      memberships.removeAllFromGroup(ctx, params.member_group_id, query.member_status_id),
+    handler: ({ ctx, params, query }) => memberships.removeAllFromGroup(ctx, params.member_group_id, query.member_status_id),
   }),
   route({
     op: 'groups.copyMembers',

@@ -29,8 +29,7 @@ const batchRows = {
 };
 const rowsInput = (b: { members?: Record<string, unknown>[]; columns?: string[]; rows?: string[][] }): RowsInput => {
   if (b.members !== undefined) {
-    if (b.columns !== undefined || b.rows !== undefined)
-      throw badRequest('members: give either members or columns and rows, not both');
+    if (b.columns !== undefined || b.rows !== undefined) throw badRequest('members: give either members or columns and rows, not both');
     return b.members;
   }
   if (b.columns === undefined || b.rows === undefined)
@@ -73,7 +72,7 @@ export const importRoutes = [
     access: 'manager',
     method: 'DELETE',
     path: '/{account_id}/members/imports/delete',
-    summary: 'Delete import records (the real service\'s call): they leave the list, their members stay',
+    summary: "Delete import records (the real service's call): they leave the list, their members stay",
     extension: true,
     // Comma-separated; a repeated import_ids=1&import_ids=2 arrives joined the same way.
     query: s.object({ import_ids: s.idList() }),
@@ -143,9 +142,9 @@ export const importRoutes = [
       rejected: s.optional(s.int({ min: 0, max: 100_000 })),
       offset: s.optional(s.int({ min: 0 })),
     }),
-    returns: '{import_id, received, num_members, added, updated, duplicates, skipped, errors, duplicate_rows: [{index, email, duplicate_of}]}',
-    handler: ({ ctx, params, body }) =>
-      imports.appendRows(ctx, params.import_id, rowsInput(body), body.rejected, body.offset),
+    returns:
+      '{import_id, received, num_members, added, updated, duplicates, skipped, errors, duplicate_rows: [{index, email, duplicate_of}]}',
+    handler: ({ ctx, params, body }) => imports.appendRows(ctx, params.import_id, rowsInput(body), body.rejected, body.offset),
   }),
   route({
     op: 'imports.validate',

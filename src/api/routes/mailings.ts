@@ -406,7 +406,7 @@ export const mailingRoutes = [
     access: 'user',
     method: 'POST',
     path: '/{account_id}/triggers/{trigger_id}/members/{member_id}',
-    summary: "Fire a trigger for one member: its parent mailing is sent to them after push_offset (local extension)",
+    summary: 'Fire a trigger for one member: its parent mailing is sent to them after push_offset (local extension)',
     extension: true,
     params: s.object({ trigger_id: s.idText(), member_id: s.idText() }),
     returns: '{mailing_id}',

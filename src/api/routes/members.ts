@@ -40,15 +40,14 @@ export const memberRoutes = [
       count: s.optional(s.flag()),
     }),
     returns: 'array of member, or an integer with count=true',
-    handler: ({ ctx, query }) =>
-      query.count ? members.countMembers(ctx, query) : members.listMemberPage(ctx, query).map(enc.memberJson),
+    handler: ({ ctx, query }) => (query.count ? members.countMembers(ctx, query) : members.listMemberPage(ctx, query).map(enc.memberJson)),
   }),
   route({
     op: 'members.counts',
     access: 'user',
     method: 'GET',
     path: '/{account_id}/members/counts',
-    summary: "Members by status, live and archived, of the account or of one group (kept counts: the same cost at any size)",
+    summary: 'Members by status, live and archived, of the account or of one group (kept counts: the same cost at any size)',
     extension: true,
     query: s.object({ group_id: s.optional(s.idText()) }),
     returns: '{live: {a, e, o, f}, archived: {a, e, o, f}}',
@@ -85,8 +84,7 @@ export const memberRoutes = [
     summary: "A member's opt-out history",
     params: memberId,
     returns: 'array of {timestamp, mailing_id}',
-    handler: ({ ctx, params }) =>
-      members.optoutHistory(ctx, params.member_id).map(enc.optout),
+    handler: ({ ctx, params }) => members.optoutHistory(ctx, params.member_id).map(enc.optout),
   }),
   route({
     op: 'members.optoutByEmail',
@@ -161,7 +159,7 @@ export const memberRoutes = [
     access: 'user',
     method: 'PUT',
     path: '/{account_id}/members/{member_id}',
-    summary: "Update a member (also archived ones); can change the e-mail address",
+    summary: 'Update a member (also archived ones); can change the e-mail address',
     params: memberId,
     body: s.object({
       email: s.optional(s.email()),
@@ -301,7 +299,6 @@ export const memberRoutes = [
       member_group_id: s.optional(s.idOrText()),
     }),
     returns: 'true',
-    handler: ({ ctx, body }) =>
-      members.purgeArchived(ctx, { status: body.member_status_id, groupId: body.member_group_id }),
+    handler: ({ ctx, body }) => members.purgeArchived(ctx, { status: body.member_status_id, groupId: body.member_group_id }),
   }),
 ];

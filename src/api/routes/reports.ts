@@ -18,7 +18,12 @@ function encodeRow<T extends { timestamp?: string | null; member_since?: string 
 const encodeList = (v: unknown[] | number) => (typeof v === 'number' ? v : (v as { timestamp?: string }[]).map(encodeRow));
 
 /** One list of a mailing's response: GET /{account_id}/response/{mailing_id}/{name}. */
-function responseList(name: string, summary: string, item: string, list: (ctx: Ctx, id: number, q: reports.ListQuery) => unknown[] | number): Route {
+function responseList(
+  name: string,
+  summary: string,
+  item: string,
+  list: (ctx: Ctx, id: number, q: reports.ListQuery) => unknown[] | number,
+): Route {
   return windowedList({
     op: `response.${name}`,
     path: `/{account_id}/response/{mailing_id}/${name}`,
@@ -40,14 +45,14 @@ export const reportRoutes: Route[] = [
     access: 'user',
     method: 'GET',
     path: '/{account_id}/response',
-    summary:
-      "The account's response by month: its sent mailings (test mailings and forwards left out) by the month their send started",
+    summary: "The account's response by month: its sent mailings (test mailings and forwards left out) by the month their send started",
     extension: true,
     query: s.object({
       range: s.optional(s.string({ hint: 'YYYY-MM-DD~YYYY-MM-DD (either side may be empty; one date is that day)' })),
       include_archived: s.optional(s.flag()),
     }),
-    returns: 'array of {account_id, month, year, mailings, sent, delivered, bounced, opened, clicked_unique, clicked, forwarded, shared, share_clicked, webview_shared, webview_share_clicked, opted_out, signed_up}',
+    returns:
+      'array of {account_id, month, year, mailings, sent, delivered, bounced, opened, clicked_unique, clicked, forwarded, shared, share_clicked, webview_shared, webview_share_clicked, opted_out, signed_up}',
     handler: ({ ctx, query }) => reports.accountResponse(ctx, query),
   }),
   route({
@@ -78,7 +83,12 @@ export const reportRoutes: Route[] = [
   }),
   responseList('opens', 'The members who opened a mailing', 'response member with timestamp', reports.opens),
   responseList('optouts', "The members who opted out through a mailing's link", 'response member with timestamp', reports.optouts),
-  responseList('signups', 'The members who signed up through a mailing', 'response member with timestamp and ref_member_id', reports.signups),
+  responseList(
+    'signups',
+    'The members who signed up through a mailing',
+    'response member with timestamp and ref_member_id',
+    reports.signups,
+  ),
   responseList('links', "A mailing's links with their unique and total clicks", 'link', reports.links),
   route({
     op: 'response.clicks',

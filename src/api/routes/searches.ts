@@ -43,8 +43,7 @@ export const searchRoutes = [
     extension: true,
     query: listQuery,
     returns: 'array of search, or an integer with count=true',
-    handler: ({ ctx, query }) =>
-      query.count ? searches.countSearches(ctx) : searches.listSearches(ctx, query).map(enc.search),
+    handler: ({ ctx, query }) => (query.count ? searches.countSearches(ctx) : searches.listSearches(ctx, query).map(enc.search)),
   }),
   route({
     op: 'searches.create',
@@ -119,8 +118,7 @@ export const searchRoutes = [
     extension: true,
     query: listQuery,
     returns: 'array of segment, or an integer with count=true',
-    handler: ({ ctx, query }) =>
-      query.count ? searches.countSearches(ctx) : searches.listSearches(ctx, query).map(enc.segment),
+    handler: ({ ctx, query }) => (query.count ? searches.countSearches(ctx) : searches.listSearches(ctx, query).map(enc.segment)),
   }),
   route({
     op: 'segments.get',

@@ -146,7 +146,7 @@ export const smsRoutes = [
     access: 'user',
     method: 'POST',
     path: '/{account_id}/sms/campaigns/{campaign_id}/copy',
-    summary: "Copy an SMS campaign into a new draft (copied_from_sms_campaign_id names the original)",
+    summary: 'Copy an SMS campaign into a new draft (copied_from_sms_campaign_id names the original)',
     extension: true,
     params: campaignId,
     body: s.object({ sms_campaign_name: s.optional(campaignFields.sms_campaign_name) }),
@@ -233,7 +233,8 @@ export const smsRoutes = [
     params: campaignId,
     body: s.object({ member_id: s.optional(s.id()), email: s.optional(s.email()), sms_link_id: s.optional(s.id()) }),
     returns: 'true',
-    handler: ({ ctx, params, body }) => engagement.recordClick(ctx, params.campaign_id, memberOf(ctx, params.campaign_id, body), body.sms_link_id),
+    handler: ({ ctx, params, body }) =>
+      engagement.recordClick(ctx, params.campaign_id, memberOf(ctx, params.campaign_id, body), body.sms_link_id),
   }),
   route({
     op: 'sms.sim.reply',

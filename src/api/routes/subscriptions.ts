@@ -94,8 +94,7 @@ export const subscriptionRoutes = [
     params: subscriptionId,
     body: s.object({ name: s.optional(name), description: s.optional(s.string()), ...extraFields }),
     returns: 'subscription',
-    handler: ({ ctx, params, body }) =>
-      enc.subscription(subscriptions.updateSubscription(ctx, params.subscription_id, body)),
+    handler: ({ ctx, params, body }) => enc.subscription(subscriptions.updateSubscription(ctx, params.subscription_id, body)),
   }),
   route({
     op: 'subscriptions.delete',

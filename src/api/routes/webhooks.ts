@@ -3,7 +3,14 @@ import { invalid, type Schema } from '../schema.js';
 import { route } from '../route.js';
 import { atD } from '../codecs.js';
 import * as webhooks from '../../service/webhooks.js';
-import { DELIVERY_STATUSES, EVENT_NAMES, WEBHOOK_EVENT_TYPES, WEBHOOK_METHODS, type DeliveryRow, type AttemptRow } from '../../service/webhooks.js';
+import {
+  DELIVERY_STATUSES,
+  EVENT_NAMES,
+  WEBHOOK_EVENT_TYPES,
+  WEBHOOK_METHODS,
+  type DeliveryRow,
+  type AttemptRow,
+} from '../../service/webhooks.js';
 
 const webhookId = s.object({ webhook_id: s.idText() });
 const deliveryId = s.object({ delivery_id: s.idText() });

@@ -41,7 +41,10 @@ export const touchpointTypes = typeKind('touchpoint_types', 'touchpoints', 'type
 // ---------------------------------------------------------------- workflows
 
 const names = v.list(v.str(), { min: 1 });
-const valueFrom = v.str({ pattern: /^[^.]+(\.[^.]+)*$/, hint: 'must be a key of the payload, dotted for nested objects (e.g. order.total)' });
+const valueFrom = v.str({
+  pattern: /^[^.]+(\.[^.]+)*$/,
+  hint: 'must be a key of the payload, dotted for nested objects (e.g. order.total)',
+});
 
 /** Each action as the file writes it: what it names by name (the service takes ids). */
 const ACTION_SHAPES = {
@@ -52,12 +55,22 @@ const ACTION_SHAPES = {
   send_mailing: v.obj({ type: v.str(), mailing: v.str() }, ['mailing']),
 };
 type ActionType = keyof typeof ACTION_SHAPES;
-type ActionRecord = { type: ActionType; groups?: string[]; event_type?: string; touchpoint_type?: string; value_from?: string; values?: Record<string, unknown>; from?: Record<string, string>; mailing?: string };
+type ActionRecord = {
+  type: ActionType;
+  groups?: string[];
+  event_type?: string;
+  touchpoint_type?: string;
+  value_from?: string;
+  values?: Record<string, unknown>;
+  from?: Record<string, string>;
+  mailing?: string;
+};
 
 const action: v.Shape<ActionRecord> = (x, path, c) => {
   const type = (x as { type?: unknown } | null)?.type;
   if (!x || typeof x !== 'object' || Array.isArray(x) || typeof type !== 'string' || !(type in ACTION_SHAPES)) {
-    if (x && typeof x === 'object' && !Array.isArray(x)) return c.fail(`${path}.type`, `must be one of ${Object.keys(ACTION_SHAPES).join(', ')}, got ${JSON.stringify(type) ?? 'nothing'}`);
+    if (x && typeof x === 'object' && !Array.isArray(x))
+      return c.fail(`${path}.type`, `must be one of ${Object.keys(ACTION_SHAPES).join(', ')}, got ${JSON.stringify(type) ?? 'nothing'}`);
     return c.fail(path, 'must be an object with a type');
   }
   const r = ACTION_SHAPES[type as ActionType](x, path, c) as ActionRecord | undefined;
@@ -65,10 +78,11 @@ const action: v.Shape<ActionRecord> = (x, path, c) => {
   return r;
 };
 
-const workflowRecord = v.obj(
-  { name: v.str({ max: 255 }), match: v.record(v.any), actions: v.list(action, { min: 1 }) },
-  ['name', 'match', 'actions'],
-);
+const workflowRecord = v.obj({ name: v.str({ max: 255 }), match: v.record(v.any), actions: v.list(action, { min: 1 }) }, [
+  'name',
+  'match',
+  'actions',
+]);
 type WorkflowRecord = NonNullable<ReturnType<typeof workflowRecord>>;
 interface WorkflowRow {
   workflow_id: number;
@@ -117,7 +131,8 @@ export const workflows: Kind<WorkflowRecord, WorkflowRow> = {
   idOf: (w) => w.workflow_id,
   differs: (run, r, w) => !sameJson(r.match, w.match) || !sameJson(resolvedActions(run, r.actions), w.actions),
   create: (run, r) => run.api.post<number>('/workflows', { name: r.name, match: r.match, actions: resolvedActions(run, r.actions) }),
-  update: async (run, r, w) => void (await run.api.put(`/workflows/${w.workflow_id}`, { match: r.match, actions: resolvedActions(run, r.actions) })),
+  update: async (run, r, w) =>
+    void (await run.api.put(`/workflows/${w.workflow_id}`, { match: r.match, actions: resolvedActions(run, r.actions) })),
 };
 
 /** Deletes workflows, then the event and touchpoint types (their records go with them). */

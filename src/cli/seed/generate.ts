@@ -42,8 +42,7 @@ const valueSpec: v.Shape<string> = (x, path, c) => {
     return c.fail(path, `unknown value kind "${kind}" (${VALUE_KINDS.join(', ')}; e.g. int:0:100, pick:a|b|c)`);
   if ((kind === 'int' || kind === 'float') && (args.length !== 2 || args.some((a) => !Number.isFinite(Number(a)))))
     return c.fail(path, `${kind} takes a range: ${kind}:MIN:MAX`);
-  if ((kind === 'pick' || kind === 'pick_many') && !args.join(':'))
-    return c.fail(path, `${kind} takes choices: ${kind}:a|b|c`);
+  if ((kind === 'pick' || kind === 'pick_many') && !args.join(':')) return c.fail(path, `${kind} takes choices: ${kind}:a|b|c`);
   return s;
 };
 const share = v.num({ min: 0, max: 1 });
@@ -94,7 +93,9 @@ export async function generateMembers(spec: GenerateSpec, defaultFields: Record<
   faker.setDefaultRefDate(refDate);
   const draw = prng(spec.seed ^ 0x5eed);
   const values = prng(spec.seed);
-  const fieldSpecs = Object.entries(spec.fields ?? defaultFields).map(([name, s]) => [name, valueMaker(faker, values, s, refDate)] as const);
+  const fieldSpecs = Object.entries(spec.fields ?? defaultFields).map(
+    ([name, s]) => [name, valueMaker(faker, values, s, refDate)] as const,
+  );
   const groups = Object.entries(spec.groups ?? {});
   const subscriptions = Object.entries(spec.subscriptions ?? {});
   const template = spec.email ?? 'member{n}@example.test';
@@ -119,7 +120,7 @@ export async function generateMembers(spec: GenerateSpec, defaultFields: Record<
   return out;
 }
 
-type Faker = (typeof import('@faker-js/faker/locale/en'))['faker'];
+type Faker = typeof import('@faker-js/faker/locale/en')['faker'];
 
 /**
  * A field's value maker. The common kinds draw from faker's English data with the
@@ -130,7 +131,10 @@ type Faker = (typeof import('@faker-js/faker/locale/en'))['faker'];
 function valueMaker(faker: Faker, random: () => number, spec: string, refDate: Date): () => unknown {
   const [kind, ...rest] = spec.split(':');
   const arg = rest.join(':');
-  const pick = <T>(list: readonly T[]) => () => list[Math.floor(random() * list.length)];
+  const pick =
+    <T>(list: readonly T[]) =>
+    () =>
+      list[Math.floor(random() * list.length)];
   const between = (from: number, to: number) => () => from + random() * (to - from);
   const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
   const YEAR = 365.25 * 86_400_000;

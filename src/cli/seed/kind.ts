@@ -94,7 +94,11 @@ export interface Kind<R = any, E = any> {
     loaded?(run: SeedRun, entries: Entry<R>[]): void;
   };
   /** Records one file line stands for (a `generate` block: thousands of members). */
-  expand?(r: R, entry: Omit<Entry<R>, 'record' | 'key'>, run: { existing: SeedRun['existing']; defined: SeedRun['defined'] }): Promise<R[]> | R[];
+  expand?(
+    r: R,
+    entry: Omit<Entry<R>, 'record' | 'key'>,
+    run: { existing: SeedRun['existing']; defined: SeedRun['defined'] },
+  ): Promise<R[]> | R[];
   /** Extra checks once every name is known (field values against their field's type); answers problems as [path, reason]. */
   check?(run: SeedRun, r: R, path: string): [string, string][];
   /** Whether the id map printed at the end lists this record (generated members are counted instead). */
@@ -115,7 +119,11 @@ export function sameJson(a: unknown, b: unknown): boolean {
     Array.isArray(x)
       ? x.map(canonical)
       : x && typeof x === 'object'
-        ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, canonical((x as Record<string, unknown>)[k])]))
+        ? Object.fromEntries(
+            Object.keys(x)
+              .sort()
+              .map((k) => [k, canonical((x as Record<string, unknown>)[k])]),
+          )
         : x;
   return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 }

@@ -20,7 +20,11 @@ const FIELD_TYPES = ['text', 'text[]', 'numeric', 'boolean', 'date', 'timestamp'
 
 const fieldRecord = v.obj(
   {
-    shortcut_name: v.str({ max: 64, pattern: /^[A-Za-z][A-Za-z0-9_]*$/, hint: 'must start with a letter and hold only letters, digits and _' }),
+    shortcut_name: v.str({
+      max: 64,
+      pattern: /^[A-Za-z][A-Za-z0-9_]*$/,
+      hint: 'must start with a letter and hold only letters, digits and _',
+    }),
     display_name: v.str({ max: 255 }),
     short_display_name: v.str({ max: 255 }),
     field_type: v.oneOf(FIELD_TYPES),
@@ -145,7 +149,12 @@ interface SearchRow {
   criteria: string;
 }
 
-const REFERRING_SUBJECTS: Record<string, string> = { group: 'groups', subscription: 'subscriptions', search: 'searches', segment: 'searches' };
+const REFERRING_SUBJECTS: Record<string, string> = {
+  group: 'groups',
+  subscription: 'subscriptions',
+  search: 'searches',
+  segment: 'searches',
+};
 
 /**
  * Walks criteria and calls `visit` for each name that a group, subscription, search
@@ -163,7 +172,9 @@ function mapCriteriaNames(node: unknown, path: string, visit: (kind: string, nam
   return [
     head,
     rest[0],
-    ...rest.slice(1).map((x, i) => (Array.isArray(x) ? x.map((y, j) => value(y, `${path}[${i + 2}][${j}]`)) : value(x, `${path}[${i + 2}]`))),
+    ...rest
+      .slice(1)
+      .map((x, i) => (Array.isArray(x) ? x.map((y, j) => value(y, `${path}[${i + 2}][${j}]`)) : value(x, `${path}[${i + 2}]`))),
   ];
 }
 
@@ -288,14 +299,16 @@ export async function resetAccount(run: Pick<SeedRun, 'api' | 'note'>): Promise<
         if (err instanceof ApiError && err.status < 500) kept.push(s);
         else throw err;
       });
-    if (kept.length === left.length) throw kept.length ? new Error(`cannot delete searches ${kept.map((s) => s.name).join(', ')}`) : new Error();
+    if (kept.length === left.length)
+      throw kept.length ? new Error(`cannot delete searches ${kept.map((s) => s.name).join(', ')}`) : new Error();
     left = kept;
   }
   await resetAutomation(run, 'types');
   for (const status of ['a', 'e', 'o']) await api.delete('/members', { member_status_id: status });
   // Members of status f (forwarded-to addresses) have no bulk archive: by id.
   const rest = await allPages<{ member_id: number }>(api, '/members');
-  for (let i = 0; i < rest.length; i += 5000) await api.put('/members/delete', { member_ids: rest.slice(i, i + 5000).map((m) => m.member_id) });
+  for (let i = 0; i < rest.length; i += 5000)
+    await api.put('/members/delete', { member_ids: rest.slice(i, i + 5000).map((m) => m.member_id) });
   await api.put('/members/purgeall', {});
   for (const s of await api.get<SubscriptionRow[]>('/subscriptions')) await api.delete(`/subscriptions/${s.subscription_id}`);
   for (const g of await allPages<GroupRow>(api, '/groups')) await api.delete(`/groups/${g.member_group_id}`);

@@ -15,9 +15,16 @@ import * as v from './shape.js';
 const emails = v.list(v.email);
 const names = v.list(v.str());
 /** A list of members by e-mail, or the share of the recipients to draw. */
-const who: v.Shape<string[] | number> = (x, path, c) => (typeof x === 'number' ? v.num({ min: 0, max: 1 })(x, path, c) : emails(x, path, c));
+const who: v.Shape<string[] | number> = (x, path, c) =>
+  typeof x === 'number' ? v.num({ min: 0, max: 1 })(x, path, c) : emails(x, path, c);
 const ENGAGEMENT = ['opens', 'clicks', 'bounces', 'shares', 'optouts'] as const;
-const SIM_KIND: Record<(typeof ENGAGEMENT)[number], string> = { opens: 'open', clicks: 'click', bounces: 'bounce', shares: 'share', optouts: 'optout' };
+const SIM_KIND: Record<(typeof ENGAGEMENT)[number], string> = {
+  opens: 'open',
+  clicks: 'click',
+  bounces: 'bounce',
+  shares: 'share',
+  optouts: 'optout',
+};
 
 const mailingRecord = v.obj(
   {
@@ -66,7 +73,8 @@ export const mailings: Kind<MailingRecord, MailingRow> = {
   check(_run, r, path) {
     const problems: [string, string][] = [];
     if (r.engagement && statusOf(r) !== 'sent') problems.push([`${path}.engagement`, 'only a sent mailing has engagement (status: sent)']);
-    if (statusOf(r) === 'sent' && r.send_at) problems.push([`${path}.send_at`, 'a sent mailing has no send_at (status: scheduled sends later)']);
+    if (statusOf(r) === 'sent' && r.send_at)
+      problems.push([`${path}.send_at`, 'a sent mailing has no send_at (status: scheduled sends later)']);
     if (statusOf(r) === 'scheduled' && !r.send_at) problems.push([`${path}.send_at`, 'is required for a scheduled mailing']);
     return problems;
   },
@@ -133,7 +141,8 @@ async function engage(run: SeedRun, mailingId: number, r: MailingRecord) {
     const spec = e[kind];
     if (spec === undefined) continue;
     if (Array.isArray(spec)) {
-      for (const email of spec) await api.post(`/sim/${SIM_KIND[kind]}`, { mailing_id: mailingId, member_id: await memberIdByEmail(run, email) });
+      for (const email of spec)
+        await api.post(`/sim/${SIM_KIND[kind]}`, { mailing_id: mailingId, member_id: await memberIdByEmail(run, email) });
       continue;
     }
     const all = await pool();

@@ -113,8 +113,7 @@ export const members: Kind<MemberRecord, MemberRow> = {
     if (!r.generate) return [r];
     // Without a fields map, names where the account or the file has them.
     const defaults: Record<string, string> = {};
-    for (const name of ['first_name', 'last_name'])
-      if (run.defined('fields', name) || run.existing('fields', name)) defaults[name] = name;
+    for (const name of ['first_name', 'last_name']) if (run.defined('fields', name) || run.existing('fields', name)) defaults[name] = name;
     const made = await generateMembers(r.generate, defaults);
     return made.map((m) => ({ ...m, generated: true }));
   },
@@ -134,7 +133,13 @@ export const members: Kind<MemberRecord, MemberRow> = {
         const r = entry.record;
         const e = run.existing<MemberRow>('members', r.email);
         if (!e) {
-          const todo: Todo = { row: true, restore: false, status: r.status && r.status !== 'a' ? r.status : undefined, subscriptions: r.subscriptions ?? [], archive: !!r.archived };
+          const todo: Todo = {
+            row: true,
+            restore: false,
+            status: r.status && r.status !== 'a' ? r.status : undefined,
+            subscriptions: r.subscriptions ?? [],
+            archive: !!r.archived,
+          };
           return { entry, action: 'create', detail: todo };
         }
         const groupsOf = (name: string) => memberships.groups.get(norm(name));
@@ -170,11 +175,13 @@ export const members: Kind<MemberRecord, MemberRow> = {
         const status = todo(s).status;
         if (status) listIn(byStatus, status).push(idOf(s));
       }
-      for (const [status_to, ids] of byStatus) for (const chunk of chunks(ids)) await api.put('/members/status', { member_ids: chunk, status_to });
+      for (const [status_to, ids] of byStatus)
+        for (const chunk of chunks(ids)) await api.put('/members/status', { member_ids: chunk, status_to });
       const bySubscription = new Map<string, number[]>();
       for (const s of steps) for (const name of todo(s).subscriptions) listIn(bySubscription, norm(name)).push(idOf(s));
       for (const [name, ids] of bySubscription)
-        for (const chunk of chunks(ids)) await api.post(`/subscriptions/${run.id('subscriptions', name)}/members/bulk`, { member_ids: chunk });
+        for (const chunk of chunks(ids))
+          await api.post(`/subscriptions/${run.id('subscriptions', name)}/members/bulk`, { member_ids: chunk });
       const archive = steps.filter((s) => todo(s).archive).map(idOf);
       for (const chunk of chunks(archive)) await api.put('/members/delete', { member_ids: chunk });
     },
@@ -234,7 +241,10 @@ async function membershipsOf(run: SeedRun, entries: Entry<MemberRecord>[]) {
     const id = run.existing<{ subscription_id: number }>('subscriptions', name)?.subscription_id;
     // Subscribed, or opted out (of it, or of everything): either way the member has its place in it.
     const ids = id
-      ? [...(await allPages<{ member_id: number }>(run.api, `/subscriptions/${id}/members`)), ...(await allPages<{ member_id: number }>(run.api, `/subscriptions/${id}/optouts`))]
+      ? [
+          ...(await allPages<{ member_id: number }>(run.api, `/subscriptions/${id}/members`)),
+          ...(await allPages<{ member_id: number }>(run.api, `/subscriptions/${id}/optouts`)),
+        ]
       : [];
     subscriptions.set(name, new Set(ids.map((m) => m.member_id)));
   }
@@ -295,7 +305,8 @@ function importRow(r: MemberRecord): Record<string, unknown> {
 function sameValue(given: unknown, stored: unknown): boolean {
   if (given === null || given === '') return stored === null || stored === undefined;
   if (stored === undefined || stored === null) return false;
-  if (typeof given === 'string' && typeof stored === 'string') return given === stored || given.replace(/Z$/, '') === stored.replace(/Z$/, '');
+  if (typeof given === 'string' && typeof stored === 'string')
+    return given === stored || given.replace(/Z$/, '') === stored.replace(/Z$/, '');
   if (typeof given === 'number' || typeof stored === 'number') return Number(given) === Number(stored);
   return JSON.stringify(given) === JSON.stringify(stored);
 }

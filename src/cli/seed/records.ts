@@ -33,14 +33,26 @@ type RecordRow = Record<string, unknown>;
  * `typeKind`/`typeName`/`typeId`: the catalogue it names, as the fixture and the
  * service call it; `base`: the routes' path; `itemsKey`: the body's list.
  */
-function recordKind(name: string, o: { base: string; prefix: string; typeKind: string; typeName: string; typeId: string; recordId: string; itemsKey: string }): Kind<RecordEntry, RecordRow> {
+function recordKind(
+  name: string,
+  o: { base: string; prefix: string; typeKind: string; typeName: string; typeId: string; recordId: string; itemsKey: string },
+): Kind<RecordEntry, RecordRow> {
   const shape = v.obj(
-    { member: v.email, [o.typeName]: v.str({ max: 255 }), timestamp, value: v.num(), mailing: v.str(), attributes: v.record(v.any) } as Record<string, v.Shape<unknown>>,
+    {
+      member: v.email,
+      [o.typeName]: v.str({ max: 255 }),
+      timestamp,
+      value: v.num(),
+      mailing: v.str(),
+      attributes: v.record(v.any),
+    } as Record<string, v.Shape<unknown>>,
     ['member', o.typeName, 'timestamp'],
   );
   const record: v.Shape<RecordEntry> = (x, path, c) => {
     const r = shape(x, path, c) as Record<string, any> | undefined;
-    return r && { member: r.member, type: r[o.typeName], timestamp: r.timestamp, value: r.value, mailing: r.mailing, attributes: r.attributes };
+    return (
+      r && { member: r.member, type: r[o.typeName], timestamp: r.timestamp, value: r.value, mailing: r.mailing, attributes: r.attributes }
+    );
   };
   const keyOf = (member: string, type: string, at: string) => `${member} ${type} ${plain(at)}`;
   return {

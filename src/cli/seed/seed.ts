@@ -192,7 +192,8 @@ export async function seed(api: Api, files: string[], opts: SeedOptions = {}): P
 /** The natural keys a kind's `existing` must look for: the file's, and those other records name. */
 function namesOf(kind: Kind, list: Entry<unknown>[], raws: RawRecord[]): Set<string> {
   const names = new Set(list.map((e) => norm(e.key)));
-  for (const raw of raws) for (const ref of raw.kind.refs?.(raw.record, raw.path) ?? []) if (ref.kind === kind.name) names.add(norm(ref.name));
+  for (const raw of raws)
+    for (const ref of raw.kind.refs?.(raw.record, raw.path) ?? []) if (ref.kind === kind.name) names.add(norm(ref.name));
   return names;
 }
 
@@ -216,7 +217,8 @@ async function resolve(run: Run, raws: RawRecord[], resetFirst: boolean): Promis
         const path = records.length > 1 || records[0] !== raw.record ? `${raw.path}.generate#${i + 1}` : raw.path;
         const entry = { record, key, file: raw.file, path };
         const twice = defined.get(norm(key));
-        if (twice) problems.push({ file: raw.file, path, reason: `${kind.name} "${key}" is defined twice (also at ${twice.file}: ${twice.path})` });
+        if (twice)
+          problems.push({ file: raw.file, path, reason: `${kind.name} "${key}" is defined twice (also at ${twice.file}: ${twice.path})` });
         else defined.set(norm(key), entry);
         list.push(entry);
       });
@@ -244,12 +246,22 @@ async function resolve(run: Run, raws: RawRecord[], resetFirst: boolean): Promis
 const singular = (kind: string) => kind.replace(/(ch)es$|s$/, '$1').replaceAll('_', ' ');
 
 /** Records of one kind ordered so that each comes after those it names (searches that use searches); a cycle is a problem. */
-function ordered(kind: Kind, list: Entry<unknown>[], refs: Map<RawRecord, Ref[]>, raws: RawRecord[], problems: Problem[]): Entry<unknown>[] {
+function ordered(
+  kind: Kind,
+  list: Entry<unknown>[],
+  refs: Map<RawRecord, Ref[]>,
+  raws: RawRecord[],
+  problems: Problem[],
+): Entry<unknown>[] {
   const own = new Map<Entry<unknown>, Ref[]>();
   for (const raw of raws)
     if (raw.kind === kind) {
       const entry = list.find((e) => e.path === raw.path);
-      if (entry) own.set(entry, refs.get(raw)!.filter((r) => r.kind === kind.name));
+      if (entry)
+        own.set(
+          entry,
+          refs.get(raw)!.filter((r) => r.kind === kind.name),
+        );
     }
   if (![...own.values()].some((r) => r.length)) return list;
   const byKey = new Map(list.map((e) => [norm(e.key), e]));
@@ -293,7 +305,9 @@ async function write(run: Run, kind: Kind, steps: Step<unknown, unknown>[]) {
 
 /** One line per kind for people: what the run did (or, dry, would do). */
 export function describeSummary(result: SeedResult, dryRun: boolean): string[] {
-  const verb = dryRun ? { created: 'to create', updated: 'to update', unchanged: 'unchanged' } : { created: 'created', updated: 'updated', unchanged: 'unchanged' };
+  const verb = dryRun
+    ? { created: 'to create', updated: 'to update', unchanged: 'unchanged' }
+    : { created: 'created', updated: 'updated', unchanged: 'unchanged' };
   return Object.entries(result.summary).map(([kind, s]) => {
     const parts = (['created', 'updated', 'unchanged'] as const).filter((k) => s[k]).map((k) => `${s[k]} ${verb[k]}`);
     return `${kind}: ${parts.join(', ')}${s.generated ? ` (${s.generated} generated)` : ''}`;

@@ -36,7 +36,8 @@ const show = (v: unknown) => {
   const text = JSON.stringify(v) ?? String(v);
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 };
-const kindOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : `${typeof v} ${show(v)}`);
+const kindOf = (v: unknown) =>
+  v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : `${typeof v} ${show(v)}`;
 
 export const str =
   (opts: { min?: number; max?: number; pattern?: RegExp; hint?: string } = {}): Shape<string> =>
@@ -70,7 +71,9 @@ export const bool: Shape<boolean> = (v, path, c) => (typeof v === 'boolean' ? v 
 export const oneOf =
   <T extends string>(values: readonly T[]): Shape<T> =>
   (v, path, c) =>
-    typeof v === 'string' && (values as readonly string[]).includes(v) ? (v as T) : c.fail(path, `must be one of ${values.join(', ')}, got ${show(v)}`);
+    typeof v === 'string' && (values as readonly string[]).includes(v)
+      ? (v as T)
+      : c.fail(path, `must be one of ${values.join(', ')}, got ${show(v)}`);
 
 /** Any JSON value (field values, search criteria: checked elsewhere, where their meaning is known). */
 export const any: Shape<unknown> = (v) => v;

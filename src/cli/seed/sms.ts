@@ -103,7 +103,8 @@ export const smsCampaigns: Kind<SmsRecord, SmsRow> = {
   check(_run, r, path) {
     const problems: [string, string][] = [];
     const status = statusOf(r);
-    if (status === 'sent' && r.scheduled_at) problems.push([`${path}.scheduled_at`, 'a sent campaign has no scheduled_at (status: scheduled sends later)']);
+    if (status === 'sent' && r.scheduled_at)
+      problems.push([`${path}.scheduled_at`, 'a sent campaign has no scheduled_at (status: scheduled sends later)']);
     if (status === 'scheduled' && !r.scheduled_at) problems.push([`${path}.scheduled_at`, 'is required for a scheduled campaign']);
     if (status !== 'draft' && !r.recipients?.groups?.length && !r.recipients?.members?.length && !r.recipients?.segments?.length)
       problems.push([`${path}.recipients`, 'a campaign that is sent needs recipients (groups, members or segments)']);

@@ -70,7 +70,12 @@ export const subaccounts: Kind<SubaccountRecord, SubaccountRow> = {
   },
   check: (run, _r, path) =>
     notHq.has(run.api)
-      ? [[path, `account ${run.api.accountId} is not an HQ account, and only an HQ account has sub-accounts (\`amsg init --hq\` makes a local one an HQ)`]]
+      ? [
+          [
+            path,
+            `account ${run.api.accountId} is not an HQ account, and only an HQ account has sub-accounts (\`amsg init --hq\` makes a local one an HQ)`,
+          ],
+        ]
       : [],
   idOf: (a) => a.account_id,
   create: async (run, r) => (await run.api.post<{ account_id: number }>('/enterprise/subaccount', r)).account_id,

@@ -47,7 +47,9 @@ export const webhooks: Kind<WebhookRecord, WebhookRow> = {
   },
   check(run, r, path) {
     const known = eventNames.get(run.api);
-    return known && !known.has(r.event) ? [[`${path}.event`, `must be one of the service's webhook events (${[...known].join(', ')}), got "${r.event}"`]] : [];
+    return known && !known.has(r.event)
+      ? [[`${path}.event`, `must be one of the service's webhook events (${[...known].join(', ')}), got "${r.event}"`]]
+      : [];
   },
   idOf: (w) => w.webhook_id,
   differs: (_run, r, w) =>

@@ -28,10 +28,7 @@ function importTakingRows(ctx: Ctx, importId: number, offset?: number): ImportRo
       expected_offset: imp.num_members,
     });
   if (imp.status === 'e')
-    stmt(
-      ctx.db,
-      "UPDATE member_imports SET status = 'p', error_message = NULL, import_finished = NULL WHERE import_id = ?",
-    ).run(importId);
+    stmt(ctx.db, "UPDATE member_imports SET status = 'p', error_message = NULL, import_finished = NULL WHERE import_id = ?").run(importId);
   return imp;
 }
 
@@ -58,13 +55,7 @@ export function finishAppend(w: BatchWrite, received: number, rejected: number):
  * With an import writer (the built CLI and `amsg serve`), the batch is checked here
  * while that thread writes it; otherwise both happen here.
  */
-export function appendRows(
-  ctx: Ctx,
-  importId: number,
-  rows: RowsInput,
-  rejected = 0,
-  offset?: number,
-): BatchResult | Promise<BatchResult> {
+export function appendRows(ctx: Ctx, importId: number, rows: RowsInput, rejected = 0, offset?: number): BatchResult | Promise<BatchResult> {
   if (offset === undefined) return appendNow(ctx, importId, rows, rejected);
   // Looked up before the order is touched: another account's import id is a 404
   // here, and leaves that import's waiting batches alone.

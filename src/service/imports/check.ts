@@ -264,8 +264,7 @@ function checkRow(out: CheckedRows, shape: Shape, values: unknown[], index: numb
   const emailValue = shape.email === -1 ? undefined : values[shape.email];
   const rawEmail = typeof emailValue === 'string' ? trimmed(emailValue) : null;
   try {
-    if (!rawEmail || !isEmail(rawEmail))
-      throw badRequest(rawEmail ? `"${rawEmail}" is not a valid e-mail address` : 'email is missing');
+    if (!rawEmail || !isEmail(rawEmail)) throw badRequest(rawEmail ? `"${rawEmail}" is not a valid e-mail address` : 'email is missing');
     // Field values in key order (a field named twice in different case keeps the
     // last value, as an object's key would), stored by the field's slot.
     const { keys, fields, slotOf, scratch } = shape;
@@ -403,14 +402,12 @@ export function checkRows(catalog: FieldCatalog, input: RowsInput, offset = 0): 
   return out;
 }
 
-
 const SMS_KEYS = new Set(['phone_number', 'region_code', 'transactional_status', 'promotional_status']);
 
 /** A row's sms object, checked as far as it can be without the member (the number's form, the statuses). */
 export function checkSms(value: unknown): SmsInput | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'object' || Array.isArray(value))
-    throw badRequest('sms: must be an object like {"phone_number": "+4791234567"}');
+  if (typeof value !== 'object' || Array.isArray(value)) throw badRequest('sms: must be an object like {"phone_number": "+4791234567"}');
   const sms = value as Record<string, unknown>;
   for (const [key, v] of Object.entries(sms)) {
     if (!SMS_KEYS.has(key)) throw badRequest(`sms.${key}: unknown sms key (allowed: ${[...SMS_KEYS].join(', ')})`);

@@ -39,7 +39,6 @@ export function insertImport(ctx: Ctx, opts: ImportOptions, mode: 'job' | 'strea
   );
 }
 
-
 /**
  * Unknown field names in any row are a 400 before anything is written: an import
  * with a misspelt column must not half-apply.
@@ -72,7 +71,9 @@ export function stageImport(ctx: Ctx, members: Record<string, unknown>[], opts: 
       const chunk = members.slice(from, from + STAGE_CHUNK);
       const values: unknown[] = [];
       chunk.forEach((m, i) => values.push(importId, from + i, JSON.stringify(m)));
-      stmt(ctx.db, `INSERT INTO import_rows (import_id, seq, member) VALUES ${'(?, ?, ?), '.repeat(chunk.length - 1)}(?, ?, ?)`).run(...values);
+      stmt(ctx.db, `INSERT INTO import_rows (import_id, seq, member) VALUES ${'(?, ?, ?), '.repeat(chunk.length - 1)}(?, ?, ?)`).run(
+        ...values,
+      );
     }
     return { import_id: importId };
   });

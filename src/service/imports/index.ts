@@ -9,9 +9,40 @@
  *   One file is one import record whatever the body limit, and a killed import
  *   leaves a consistent prefix that can be resumed.
  */
-export { type ChangeType, type ImportMemberItem, type ImportOptions, type ImportRecord, type ImportStatus, LEDGER_SPAN, deleteImports, getImport, importMembers, ledgerHolds, listImports } from './records.js';
+export {
+  type ChangeType,
+  type ImportMemberItem,
+  type ImportOptions,
+  type ImportRecord,
+  type ImportStatus,
+  LEDGER_SPAN,
+  deleteImports,
+  getImport,
+  importMembers,
+  ledgerHolds,
+  listImports,
+} from './records.js';
 export { openImport, stageImport } from './create.js';
-export { type BatchResult, type CheckedRows, type CsvRows, type DuplicateRow, type RowError, type RowsInput, checkRows, rowCount, sliceRows } from './check.js';
+export {
+  type BatchResult,
+  type CheckedRows,
+  type CsvRows,
+  type DuplicateRow,
+  type RowError,
+  type RowsInput,
+  checkRows,
+  rowCount,
+  sliceRows,
+} from './check.js';
 export { type BatchWrite, writeRows } from './write.js';
-export { BATCH_WAIT_MS, BULK_CHECKPOINT_PAGES, appendRows, appendRowsHere, beginAppend, finishAppend, finishImport, validateRows } from './append.js';
+export {
+  BATCH_WAIT_MS,
+  BULK_CHECKPOINT_PAGES,
+  appendRows,
+  appendRowsHere,
+  beginAppend,
+  finishAppend,
+  finishImport,
+  validateRows,
+} from './append.js';
 export { advanceImports } from './jobs.js';

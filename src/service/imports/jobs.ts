@@ -103,24 +103,26 @@ function advanceJob(db: Db, clock: Clock, job: ImportRow): boolean {
     // Another process's runner finished it since it was found.
     if (imp.status !== 'q' && imp.status !== 'p') return true;
     if (imp.status === 'q')
-      stmt(db, "UPDATE member_imports SET status = 'p', import_started = ? WHERE import_id = ?").run(
-        stamp(clock.now()),
-        imp.import_id,
-      );
-    const staged = stmt(db, `SELECT seq, member FROM import_rows WHERE import_id = ? ORDER BY seq LIMIT ${JOB_BATCH}`).all(imp.import_id) as { seq: number; member: string }[];
+      stmt(db, "UPDATE member_imports SET status = 'p', import_started = ? WHERE import_id = ?").run(stamp(clock.now()), imp.import_id);
+    const staged = stmt(db, `SELECT seq, member FROM import_rows WHERE import_id = ? ORDER BY seq LIMIT ${JOB_BATCH}`).all(
+      imp.import_id,
+    ) as { seq: number; member: string }[];
     if (staged.length) {
       const w = beginWrite(ctx, imp, stamp(clock.now()));
-      writeRows(w, checkRows(FieldCatalog.of(ctx), staged.map((r) => JSON.parse(r.member) as Record<string, unknown>)));
+      writeRows(
+        w,
+        checkRows(
+          FieldCatalog.of(ctx),
+          staged.map((r) => JSON.parse(r.member) as Record<string, unknown>),
+        ),
+      );
       saveCounters(ctx, imp, staged.length, w.c);
       stmt(db, 'DELETE FROM import_rows WHERE import_id = ? AND seq <= ?').run(imp.import_id, staged[staged.length - 1].seq);
     }
     // A job's rows are all staged when it is created, so a short batch was its last: it
     // ends in the same transaction (a small bulk add is one transaction, not two).
     if (staged.length < JOB_BATCH) {
-      stmt(db, "UPDATE member_imports SET status = 'o', import_finished = ? WHERE import_id = ?").run(
-        stamp(clock.now()),
-        imp.import_id,
-      );
+      stmt(db, "UPDATE member_imports SET status = 'o', import_finished = ? WHERE import_id = ?").run(stamp(clock.now()), imp.import_id);
       emitEvent(ctx, 'import_finish', () => importFinishEvent(ctx, imp.import_id));
       return true;
     }

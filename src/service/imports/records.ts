@@ -98,10 +98,9 @@ const toRecord = (r: ImportRow): ImportRecord => {
 };
 
 export function importRow(ctx: Ctx, importId: number): ImportRow {
-  const row = stmt(ctx.db, 'SELECT * FROM member_imports WHERE account_id = ? AND import_id = ?').get(
-    ctx.accountId,
-    importId,
-  ) as ImportRow | undefined;
+  const row = stmt(ctx.db, 'SELECT * FROM member_imports WHERE account_id = ? AND import_id = ?').get(ctx.accountId, importId) as
+    | ImportRow
+    | undefined;
   if (!row) throw notFound(`import ${importId} not found`);
   return row;
 }
@@ -146,9 +145,12 @@ export function deleteImports(ctx: Ctx, importIds: number[]): true {
     const rows = importIds.map((id) => importRow(ctx, id));
     const running = rows.filter((r) => r.status === 'q' || r.status === 'p');
     if (running.length)
-      throw badRequest(`import_ids: import ${running.map((r) => r.import_id).join(', ')} is still running; delete it once it has finished`, {
-        field: 'import_ids',
-      });
+      throw badRequest(
+        `import_ids: import ${running.map((r) => r.import_id).join(', ')} is still running; delete it once it has finished`,
+        {
+          field: 'import_ids',
+        },
+      );
     const mark = stmt(ctx.db, 'UPDATE member_imports SET deleted_at = COALESCE(deleted_at, ?) WHERE import_id = ?');
     const now = stamp(ctx.clock.now());
     for (const id of importIds) mark.run(now, id);

@@ -204,15 +204,16 @@ export function writeRows(w: BatchWrite, checked: CheckedRows) {
   // the memberships it made. Which rows name an archived member is asked only of an
   // account that has any.
   const counting = !countsFollowWrites(db);
-  const archived =
-    stmt(db, 'SELECT EXISTS (SELECT 1 FROM members WHERE account_id = ? AND deleted_at IS NOT NULL)').pluck().get(ctx.accountId)
-      ? (stmt(
-          db,
-          'SELECT member_id FROM members WHERE account_id = ? AND deleted_at IS NOT NULL AND email IN (SELECT value FROM json_each(?))',
-        )
-          .pluck()
-          .all(ctx.accountId, JSON.stringify(rows.emails)) as number[])
-      : [];
+  const archived = stmt(db, 'SELECT EXISTS (SELECT 1 FROM members WHERE account_id = ? AND deleted_at IS NOT NULL)')
+    .pluck()
+    .get(ctx.accountId)
+    ? (stmt(
+        db,
+        'SELECT member_id FROM members WHERE account_id = ? AND deleted_at IS NOT NULL AND email IN (SELECT value FROM json_each(?))',
+      )
+        .pluck()
+        .all(ctx.accountId, JSON.stringify(rows.emails)) as number[])
+    : [];
 
   if (!imp.add_only && !rows.sms.length && rows.fresh.every((f) => f === null)) {
     const from = w.insertFirst ? insertNew(w, rows, listIds, records, fresh) : 0;
@@ -263,9 +264,7 @@ export function writeRows(w: BatchWrite, checked: CheckedRows) {
       if (r.id < lo) lo = r.id;
       if (r.id > hi) hi = r.id;
     }
-    freshJoinAll = !stmt(db, 'SELECT EXISTS (SELECT 1 FROM group_members WHERE member_id BETWEEN ? AND ?)')
-      .pluck()
-      .get(lo, hi);
+    freshJoinAll = !stmt(db, 'SELECT EXISTS (SELECT 1 FROM group_members WHERE member_id BETWEEN ? AND ?)').pluck().get(lo, hi);
     if (freshJoinAll)
       for (const [groupId, memberIds] of joinsFresh) {
         // No time of its own: the membership began with the member (migration 010).
@@ -676,9 +675,7 @@ function smsChanges(
 
 function setColumns(ctx: Ctx, memberId: number, cols: Record<string, unknown>) {
   const names = Object.keys(cols);
-  ctx.db
-    .prepare(`UPDATE members SET ${names.map((n) => `${n} = ?`).join(', ')} WHERE member_id = ?`)
-    .run(...Object.values(cols), memberId);
+  ctx.db.prepare(`UPDATE members SET ${names.map((n) => `${n} = ?`).join(', ')} WHERE member_id = ?`).run(...Object.values(cols), memberId);
 }
 
 export function saveCounters(ctx: Ctx, imp: ImportRow, received: number, c: Counters, rejected = 0) {

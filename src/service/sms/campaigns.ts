@@ -103,10 +103,9 @@ export interface SmsCampaignInput {
 
 /** A campaign of ctx's account; another account's is as missing as one that never was. */
 export function campaignRow(ctx: Ctx, campaignId: number): SmsCampaignRow {
-  const row = stmt(ctx.db, 'SELECT * FROM sms_campaigns WHERE sms_campaign_id = ? AND account_id = ?').get(
-    campaignId,
-    ctx.accountId,
-  ) as SmsCampaignRow | undefined;
+  const row = stmt(ctx.db, 'SELECT * FROM sms_campaigns WHERE sms_campaign_id = ? AND account_id = ?').get(campaignId, ctx.accountId) as
+    | SmsCampaignRow
+    | undefined;
   if (!row) throw notFound(`SMS campaign ${campaignId} not found`);
   return row;
 }
@@ -290,10 +289,11 @@ export function updateCampaign(ctx: Ctx, campaignId: number, input: Partial<SmsC
 /** Writes columns of a campaign, and updated_at (every write of a campaign moves it). */
 export function setColumns(ctx: Ctx, campaignId: number, cols: Record<string, unknown>) {
   const names = Object.keys(cols);
-  stmt(
-    ctx.db,
-    `UPDATE sms_campaigns SET ${[...names, 'updated_at'].map((n) => `${n} = ?`).join(', ')} WHERE sms_campaign_id = ?`,
-  ).run(...names.map((n) => cols[n]), stamp(ctx.clock.now()), campaignId);
+  stmt(ctx.db, `UPDATE sms_campaigns SET ${[...names, 'updated_at'].map((n) => `${n} = ?`).join(', ')} WHERE sms_campaign_id = ?`).run(
+    ...names.map((n) => cols[n]),
+    stamp(ctx.clock.now()),
+    campaignId,
+  );
 }
 
 /** The extension POST /sms/campaigns/{id}/cancel: a draft, scheduled or pending campaign goes to x (403 once it started). */
@@ -363,8 +363,7 @@ function existingRecipients(ctx: Ctx, r: SmsRecipients): SmsRecipients {
 
 /** GET /sms/billing/credit_usage: segments sent from `from` (inclusive) to `to` (exclusive), UTC days 'YYYY-MM-DD'. */
 export function creditUsage(ctx: Ctx, from: string, to: string): number {
-  if (to < from)
-    throw badRequest(`to_date: must not be before from_date (${from}), got ${to}`, { field: 'to_date' });
+  if (to < from) throw badRequest(`to_date: must not be before from_date (${from}), got ${to}`, { field: 'to_date' });
   return stmt(ctx.db, 'SELECT COALESCE(SUM(segments), 0) FROM sms_usage WHERE account_id = ? AND day >= ? AND day < ?')
     .pluck()
     .get(ctx.accountId, from, to) as number;

@@ -36,9 +36,12 @@ function deliveryOf(ctx: Ctx, campaignId: number, memberId: number): Delivery {
   ).get(campaignId, memberId) as Delivery | undefined;
   if (!d) throw notFound(`member ${memberId} has no delivery of SMS campaign ${campaignId}`);
   if (d.delivery_type !== 'd')
-    throw badRequest(`member_id: the message of SMS campaign ${campaignId} to member ${memberId} bounced; it cannot be clicked or answered`, {
-      field: 'member_id',
-    });
+    throw badRequest(
+      `member_id: the message of SMS campaign ${campaignId} to member ${memberId} bounced; it cannot be clicked or answered`,
+      {
+        field: 'member_id',
+      },
+    );
   return d;
 }
 
@@ -49,9 +52,12 @@ export function recordClick(ctx: Ctx, campaignId: number, memberId: number, link
       .pluck()
       .all(campaignId) as number[];
     if (!links.length)
-      throw badRequest(`sms_link_id: SMS campaign ${campaignId} has no short links (it was sent without shorten_links, or its message has no URL)`, {
-        field: 'sms_link_id',
-      });
+      throw badRequest(
+        `sms_link_id: SMS campaign ${campaignId} has no short links (it was sent without shorten_links, or its message has no URL)`,
+        {
+          field: 'sms_link_id',
+        },
+      );
     if (linkId !== undefined && !links.includes(linkId))
       throw notFound(`link ${linkId} is not a short link of SMS campaign ${campaignId} (its links: ${links.join(', ')})`);
     const first = !stmt(ctx.db, 'SELECT 1 FROM sms_clicks WHERE sms_campaign_id = ? AND member_id = ?').get(campaignId, memberId);

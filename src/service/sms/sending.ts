@@ -274,7 +274,10 @@ const DELIVERY_VALUES = `CASE WHEN ${BOUNCES} THEN 'b' ELSE 'd' END, CASE WHEN $
 /** Gives the next batch of queued recipients their deliveries (members archived or opted out since the start are dropped). */
 function build(ctx: Ctx, c: SmsCampaignRow) {
   const id = c.sms_campaign_id;
-  const queued = stmt(ctx.db, 'SELECT member_id FROM sms_queue WHERE sms_campaign_id = ? ORDER BY member_id LIMIT 1 OFFSET CAST(? AS INTEGER)').pluck();
+  const queued = stmt(
+    ctx.db,
+    'SELECT member_id FROM sms_queue WHERE sms_campaign_id = ? ORDER BY member_id LIMIT 1 OFFSET CAST(? AS INTEGER)',
+  ).pluck();
   const from = queued.get(id, 0) as number | undefined;
   if (from === undefined) return finish(ctx, c);
   const upTo = (queued.get(id, BATCH - 1) as number | undefined) ?? Number.MAX_SAFE_INTEGER;

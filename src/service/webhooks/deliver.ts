@@ -161,35 +161,42 @@ export class Deliverer {
     const status = ok ? 'o' : attempts >= MAX_ATTEMPTS ? 'e' : 'p';
     const next = status === 'p' ? stamp(new Date(now.getTime() + backoffMs(attempts))) : null;
     beforeWrite(this.db);
-    this.db.transaction(() => {
-      // The webhook may have been deleted during the post, its deliveries with it.
-      stmt(
-        this.db,
-        `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, error, duration_ms)
+    this.db
+      .transaction(() => {
+        // The webhook may have been deleted during the post, its deliveries with it.
+        stmt(
+          this.db,
+          `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, error, duration_ms)
          SELECT delivery_id, ?, ?, ?, ? FROM webhook_deliveries WHERE delivery_id = ?`,
-      ).run(at, outcome.status_code, outcome.error, outcome.duration_ms, head.delivery_id);
-      stmt(
-        this.db,
-        `UPDATE webhook_deliveries
+        ).run(at, outcome.status_code, outcome.error, outcome.duration_ms, head.delivery_id);
+        stmt(
+          this.db,
+          `UPDATE webhook_deliveries
             SET attempts = attempts + 1, status = ?, next_attempt_at = ?, lease_pid = NULL,
                 last_status_code = ?, last_error = ?, delivered_at = ?
           WHERE delivery_id = ? AND status = 'p'`,
-      ).run(status, next, outcome.status_code, outcome.error, ok ? at : null, head.delivery_id);
-    }).immediate();
+        ).run(status, next, outcome.status_code, outcome.error, ok ? at : null, head.delivery_id);
+      })
+      .immediate();
   }
 
   /** Gives a delivery back unsent (the budget ran out, or the process stops): due now, no attempt counted. */
   private release(deliveryId: number) {
-    stmt(this.db, "UPDATE webhook_deliveries SET next_attempt_at = ?, lease_pid = NULL WHERE delivery_id = ? AND status = 'p' AND lease_pid = ?").run(
-      stamp(this.clock.now()),
-      deliveryId,
-      process.pid,
-    );
+    stmt(
+      this.db,
+      "UPDATE webhook_deliveries SET next_attempt_at = ?, lease_pid = NULL WHERE delivery_id = ? AND status = 'p' AND lease_pid = ?",
+    ).run(stamp(this.clock.now()), deliveryId, process.pid);
   }
 
   private async post(head: Head, abort: AbortController): Promise<Outcome> {
     const { Agent, request } = await (undici ??= loadUndici());
-    this.agent ??= new Agent({ connections: 4, keepAliveTimeout: 10_000, connectTimeout: this.timeoutMs, headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs });
+    this.agent ??= new Agent({
+      connections: 4,
+      keepAliveTimeout: 10_000,
+      connectTimeout: this.timeoutMs,
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+    });
     const body = eventBody(head);
     const headers: Record<string, string> = {
       'user-agent': `amsg-webhooks/${VERSION}`,
@@ -215,7 +222,11 @@ export class Deliverer {
       });
       // Read a little of the answer and drop it: a receiver that streams garbage is not waited for.
       await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
-      return { status_code: res.statusCode, error: res.statusCode >= 200 && res.statusCode < 300 ? null : `HTTP ${res.statusCode}`, duration_ms: Math.round(performance.now() - started) };
+      return {
+        status_code: res.statusCode,
+        error: res.statusCode >= 200 && res.statusCode < 300 ? null : `HTTP ${res.statusCode}`,
+        duration_ms: Math.round(performance.now() - started),
+      };
     } catch (err) {
       const reason = abort.signal.aborted ? abort.signal.reason : err;
       return { status_code: null, error: describe(reason), duration_ms: Math.round(performance.now() - started) };
