@@ -16,7 +16,7 @@
 // BENCH_SECONDS (seconds per autocannon run, default 2), BENCH_ROUNDS (rounds, each
 // loading both servers back to back, default 5), BENCH_CONNECTIONS (default 10).
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';

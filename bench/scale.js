@@ -523,7 +523,7 @@ const rowsOf = (body) => {
  * big, small; …) so noise hits both alike. Stops early, after at least five, once the
  * requests have taken ROUTE_SECONDS.
  */
-async function timeRoute(route, paths, servers, dbs) {
+async function timeRoute(_route, paths, servers, dbs) {
   const sides = ['small', 'big'];
   const t0 = Date.now();
   const last = {};

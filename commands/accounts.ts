@@ -1,5 +1,5 @@
-import { Command } from 'commander';
-import { action, dryRunOption, examples, NotFoundError, UsageError } from '../src/cli/context.js';
+import type { Command } from 'commander';
+import { action, dryRunOption, examples, NotFoundError } from '../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { didYouMean, parseIds } from '../src/cli/resolve.js';
 import type { Api } from '../src/client/api.js';

@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { action, examples, UsageError } from '../src/cli/context.js';
 import { collect } from '../src/cli/resolve.js';
 import type { Method } from '../src/client/transport.js';

@@ -1,4 +1,4 @@
-import { Argument, Command } from 'commander';
+import { Argument, type Command } from 'commander';
 import { action, examples } from '../src/cli/context.js';
 
 export function register(completion: Command) {

@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { action, examples, UsageError } from '../src/cli/context.js';
 import { configPath, PROFILE_KEYS, readConfig, writeConfig, type ProfileKey } from '../src/client/config.js';
 

@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { action, dryRunOption, examples, UsageError, type RunContext } from '../src/cli/context.js';
 
 /** Snapshots are of a local database file: the one --db / AMSG_DB names (and `amsg serve` may have open). */

@@ -254,7 +254,7 @@ export function register(events: Command) {
           const api = await ctx.api();
           const { transport, own } = await ingestTransport(ctx, api);
           const progress = await createIngestProgress(ctx.stderr.stream, { quiet: ctx.quiet });
-          let result;
+          let result: Awaited<ReturnType<typeof ingestEvents>>;
           try {
             result = await ingestEvents(readEvents(input), transport, api.accountId, {
               concurrency,

@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import type { Api } from '../src/client/api.js';
 import { action, examples, UsageError, type RunContext } from '../src/cli/context.js';

@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { action, dryRunOption, examples } from '../src/cli/context.js';
 import { counted, describeGroup, statusWord } from '../src/cli/describe.js';
 import { collectList, groupId, memberId, statusLetter } from '../src/cli/resolve.js';

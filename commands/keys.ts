@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { action, dryRunOption, examples, NotFoundError, UsageError } from '../src/cli/context.js';
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import type { Api } from '../src/client/api.js';
 import { action, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
 import { describeMailing } from '../src/cli/describe.js';

@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { action, dryRunOption, examples, EXIT, NotFoundError, UsageError, type RunContext } from '../src/cli/context.js';
 import { counted, countMembers, describeGroup, describeMember, describeMembers, statusWord } from '../src/cli/describe.js';
 import { seg, type Api } from '../src/client/api.js';
@@ -602,7 +602,7 @@ async function importFile(ctx: RunContext, file: string, o: ImportFlags) {
     progress.note('stopping after the rows in flight (Ctrl-C again to quit at once)');
   };
   process.on('SIGINT', onSigint);
-  let outcome;
+  let outcome: Awaited<ReturnType<typeof runImport>>;
   try {
     outcome = await runImport(
       api,

@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { action, examples, UsageError, type RunContext } from '../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import type { MailingResponse } from '../src/cli/report-view.js';

@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { action, examples, UsageError } from '../src/cli/context.js';
 import { jsonArgument, searchId } from '../src/cli/resolve.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';

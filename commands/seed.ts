@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { action, examples } from '../src/cli/context.js';
 import { counted } from '../src/cli/describe.js';
 

@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { action, examples, UsageError, type RunContext } from '../src/cli/context.js';
 // Static: the CLI loads it anyway, and a dynamic import of it split it into a file of its own.
 import { connect } from '../src/client/api.js';

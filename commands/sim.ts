@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { action, examples, UsageError } from '../src/cli/context.js';
 import { collectList, memberId } from '../src/cli/resolve.js';
 import { numericId } from './mailings.js';

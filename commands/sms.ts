@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import type { Api } from '../src/client/api.js';
 import { action, dryRunOption, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';

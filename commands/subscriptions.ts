@@ -1,5 +1,5 @@
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { action, examples, UsageError } from '../src/cli/context.js';
 import { collectList, memberId, parseIds, subscriptionId } from '../src/cli/resolve.js';
 

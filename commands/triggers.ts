@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { action, dryRunOption, examples, UsageError } from '../src/cli/context.js';
 import { collectList, fieldId, memberId, parseIds } from '../src/cli/resolve.js';

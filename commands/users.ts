@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { action, examples } from '../src/cli/context.js';
 import { registerAccess } from './accounts.js';

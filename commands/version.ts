@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { action, examples } from '../src/cli/context.js';
 
 export function register(version: Command) {

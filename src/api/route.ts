@@ -32,6 +32,7 @@ export interface RouteInput<P, Q, B> {
  * One operation of the service interface: the single declaration that the HTTP
  * server, the local transport and /openapi.json all read.
  */
+// biome-ignore lint/suspicious/noExplicitAny: a route of any schema fits the table; each route's own types are inferred by route()
 export interface Route<P = any, Q = any, B = any> {
   /** Operation id, `resource.verb`, used by openapi.json and error messages. */
   op: string;
@@ -62,6 +63,7 @@ export interface Route<P = any, Q = any, B = any> {
 }
 
 /** Declares a route with its input types inferred from its schemas. */
+// biome-ignore lint/suspicious/noExplicitAny: a route of any schema fits the table; each route's own types are inferred by route()
 export function route<PS extends Schema<any> | undefined, QS extends Schema<any> | undefined, BS extends Schema<any> | undefined>(
   r: Omit<Route, 'params' | 'query' | 'body' | 'handler'> & {
     params?: PS;
@@ -69,9 +71,9 @@ export function route<PS extends Schema<any> | undefined, QS extends Schema<any>
     body?: BS;
     handler(
       input: RouteInput<
-        PS extends Schema<any> ? Infer<PS> : Record<string, never>,
-        QS extends Schema<any> ? Infer<QS> : Record<string, never>,
-        BS extends Schema<any> ? Infer<BS> : Record<string, never>
+        PS extends Schema<unknown> ? Infer<PS> : Record<string, never>,
+        QS extends Schema<unknown> ? Infer<QS> : Record<string, never>,
+        BS extends Schema<unknown> ? Infer<BS> : Record<string, never>
       >,
     ): unknown | Promise<unknown>;
   },

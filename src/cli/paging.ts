@@ -71,6 +71,7 @@ export interface ListShape {
   /** How many records the list holds, where the command knows a cheaper way than count=true (a group's kept counts). */
   total?: () => Promise<number | undefined>;
   /** Each row as printed, where a format wants other columns than the service's (a member report as importable CSV). */
+  // biome-ignore lint/suspicious/noExplicitAny: each list passes its own record type
   row?: (record: any) => unknown;
 }
 

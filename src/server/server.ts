@@ -88,7 +88,10 @@ function readBody(
   fail: (err: unknown) => void,
 ): void {
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > limit) return refuseUpload(req, res, tooLargeBody(limit, declared), {}, lingering);
+  if (declared > limit) {
+    refuseUpload(req, res, tooLargeBody(limit, declared), {}, lingering);
+    return;
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   const detach = () => void req.off('data', onData).off('end', onEnd).off('error', onError);
@@ -247,7 +250,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   };
 
   /** Routes an authenticated request and writes the answer (in this tick when the handler is synchronous). */
-  const answer = (req: http.IncomingMessage, res: http.ServerResponse, request: ApiRequest) => {
+  const answer = (_req: http.IncomingMessage, res: http.ServerResponse, request: ApiRequest) => {
     const pending = router.handle(request);
     if (!(pending instanceof Promise)) return void respond(res, pending, request);
     pending.then((result) => respond(res, result, request)).catch((err) => fail(res, err));

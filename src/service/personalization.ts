@@ -612,13 +612,13 @@ function condition(cond: Cond | null): (values: RenderValues) => boolean {
   return op === '==' ? (v) => equal(get(v)) : (v) => !equal(get(v));
 }
 
-function compileNodes(nodes: Node[], escape: boolean): Part[] {
+function compileNodes(nodes: Node[], htmlEscaped: boolean): Part[] {
   return nodes.map((node): Part => {
     if (typeof node === 'string') return node;
     if (node.kind === 'output') {
       const get = getter(node.ref);
       const fallback = node.fallback;
-      return escape
+      return htmlEscaped
         ? (v) => {
             const text = toText(get(v));
             return text === '' ? fallback : escapeHtml(text);
@@ -628,8 +628,8 @@ function compileNodes(nodes: Node[], escape: boolean): Part[] {
             return text === '' ? fallback : text;
           };
     }
-    const branches = node.branches.map((b) => ({ test: condition(b.cond), render: joinParts(compileNodes(b.body, escape)) }));
-    const otherwise = joinParts(compileNodes(node.otherwise, escape));
+    const branches = node.branches.map((b) => ({ test: condition(b.cond), render: joinParts(compileNodes(b.body, htmlEscaped)) }));
+    const otherwise = joinParts(compileNodes(node.otherwise, htmlEscaped));
     return (v) => {
       for (const b of branches) if (b.test(v)) return b.render(v);
       return otherwise(v);

@@ -339,10 +339,12 @@ export function afterCommit(db: Db, then: (failed: unknown) => void): void {
  */
 export function truncateWalAfterErasure(db: Db): void {
   // In a turn's transaction (amsg serve), once it is committed.
-  if (turns.get(db)?.open)
-    return afterCommit(db, (failed) => {
+  if (turns.get(db)?.open) {
+    afterCommit(db, (failed) => {
       if (failed === undefined) truncateWalAfterErasure(db);
     });
+    return;
+  }
   if (db.inTransaction) return;
   const timeout = db.pragma('busy_timeout', { simple: true }) as number;
   db.pragma('busy_timeout = 0');

@@ -11,7 +11,7 @@ import { advanceJobs } from '../../src/service/jobs.js';
 import { advancePurges, countryNames, purgeTasks } from '../../src/service/subaccounts.js';
 import { openDb } from '../../src/store/db.js';
 import type { Actor, Role } from '../../src/service/context.js';
-import { addMember, atD, countRows, expectFieldError, ok } from './util.js';
+import { atD, countRows, expectFieldError, ok } from './util.js';
 
 let s: TestService;
 beforeEach(() => {

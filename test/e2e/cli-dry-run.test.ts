@@ -38,7 +38,7 @@ test('every command that confirms (its examples pass --yes) offers --dry-run', (
 
 describe.each<Mode>(['local', 'remote'])('--dry-run changes nothing (%s)', (mode) => {
   const box = new Sandbox(mode);
-  const { run, json } = recorder(box, transcripts[mode]);
+  const { run } = recorder(box, transcripts[mode]);
   const snapshot = () => join(box.dir, 'snap.db');
 
   /** What the dry runs could touch, read back in full. */

@@ -79,7 +79,7 @@ const skipped = (has: boolean, shell: string) =>
         `COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _amsg_complete; print -rl -- "\${COMPREPLY[@]}"`,
     ]);
     const typed = words[words.length - 1];
-    return r.stdout.split('\n').filter((w) => w && w.startsWith(typed));
+    return r.stdout.split('\n').filter((w) => w?.startsWith(typed));
   };
   expect(await complete('amsg', 'mem')).toEqual(['members']);
   expect(await complete('amsg', 'members', 'pur')).toEqual(['purge', 'purge-archived']);

@@ -61,6 +61,7 @@ export interface SeedRun {
  * checking the file, references, order, cycles, the dry-run plan, idempotence and
  * the id map it prints).
  */
+// biome-ignore lint/suspicious/noExplicitAny: the registry holds kinds of every record type
 export interface Kind<R = any, E = any> {
   /** The fixture's top-level key, and the key of the output's id map. */
   name: string;

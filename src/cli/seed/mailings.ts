@@ -8,7 +8,7 @@
 import { ApiError } from '../../errors.js';
 import { allPages } from '../paging.js';
 import { prng } from './generate.js';
-import { listedBy, namesAt, SeedError, type Kind, type Ref, type SeedRun } from './kind.js';
+import { listedBy, namesAt, SeedError, type Kind, type SeedRun } from './kind.js';
 import { memberIdByEmail } from './members.js';
 import * as v from './shape.js';
 

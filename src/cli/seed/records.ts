@@ -49,6 +49,7 @@ function recordKind(
     ['member', o.typeName, 'timestamp'],
   );
   const record: v.Shape<RecordEntry> = (x, path, c) => {
+    // biome-ignore lint/suspicious/noExplicitAny: the shape checked each value; the record type's name is a key of its own
     const r = shape(x, path, c) as Record<string, any> | undefined;
     return (
       r && { member: r.member, type: r[o.typeName], timestamp: r.timestamp, value: r.value, mailing: r.mailing, attributes: r.attributes }

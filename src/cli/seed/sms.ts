@@ -5,7 +5,7 @@
  * by name and has gone out is left as it is.
  */
 import { allPages } from '../paging.js';
-import { listedBy, namesAt, SeedError, type Kind, type Ref, type SeedRun } from './kind.js';
+import { listedBy, namesAt, SeedError, type Kind, type SeedRun } from './kind.js';
 import { memberIdByEmail } from './members.js';
 import * as v from './shape.js';
 

@@ -1,7 +1,7 @@
 /** Checking rows before anything is written: pure, no database (the import writer thread's receiving side runs it). */
 import { badRequest } from '../../errors.js';
 import { coerceValue, isEmail, trimmed } from '../../values.js';
-import { FieldCatalog, relationshipProblem, requiredCleared, type FieldRecord, type RelationshipRule } from '../fields.js';
+import { type FieldCatalog, relationshipProblem, requiredCleared, type FieldRecord, type RelationshipRule } from '../fields.js';
 import { normalizePhone, type SmsInput } from '../members.js';
 
 export interface RowError {

@@ -454,7 +454,7 @@ function insertChunk(
 ): boolean {
   const args: unknown[] = [];
   for (const r of chunk) args.push(rows.emails[r.row], rows.fresh[r.row] ?? rows.patches[r.row]);
-  let res;
+  let res: ReturnType<ReturnType<typeof insertStatement>['run']>;
   try {
     res = insertStatement(ctx.db, chunk.length).run(args, { account: ctx.accountId, now, import: importId });
   } catch (err) {
