@@ -171,7 +171,7 @@ const vendors = await Promise.all(
 // import only when DEV=true; unsplit, that import would sit at the bundle's top.
 const views = await build({ ...esm, entryPoints: { 'ink-react': 'src/cli/ink-react.ts' }, outdir, splitting: true, metafile: true });
 // The import writer's thread starts from a file of its own.
-await build({ ...esm, entryPoints: { 'import-writer-thread': 'src/service/import-writer-thread.ts' }, outdir });
+await build({ ...esm, entryPoints: { 'import-writer-thread': 'src/service/imports/import-writer-thread.ts' }, outdir });
 
 /**
  * The CommonJS files as ASCII, so bin/amsg.js reads them as latin1: a copy of the

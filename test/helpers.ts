@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDb, type Db } from '../src/store/db.js';
 import { fixedClock } from '../src/service/clock.js';
-import { initialize, localActor } from '../src/service/accounts.js';
+import { initialize, localActor } from '../src/service/accounts/accounts.js';
 import { Router } from '../src/api/router.js';
 import { jsonText } from '../src/api/json-text.js';
 import type { Actor } from '../src/service/context.js';
-import { ImportWriter } from '../src/service/import-writer.js';
+import { ImportWriter } from '../src/service/imports/import-writer.js';
 import { fileURLToPath } from 'node:url';
 
 export const T0 = '2026-03-04T05:06:07.000Z';

@@ -1,11 +1,11 @@
 /** Service records to the spec's wire shapes. */
-import type { FieldRecord } from '../service/fields.js';
-import type { RelationshipRecord } from '../service/field-relationships.js';
-import type { GroupRecord } from '../service/groups.js';
-import type { MemberRecord, MemberStatus, WireMember } from '../service/members.js';
+import type { FieldRecord } from '../service/audience/fields.js';
+import type { RelationshipRecord } from '../service/audience/field-relationships.js';
+import type { GroupRecord } from '../service/audience/groups.js';
+import type { MemberRecord, MemberStatus, WireMember } from '../service/audience/members.js';
 import type { ImportRecord } from '../service/imports/index.js';
-import type { SubscriptionRecord } from '../service/subscriptions.js';
-import type { SearchRecord } from '../service/searches.js';
+import type { SubscriptionRecord } from '../service/audience/subscriptions.js';
+import type { SearchRecord } from '../service/audience/searches.js';
 import { atD, isoOffset, rfc1123 } from './codecs.js';
 import { RawJson } from './json-text.js';
 

@@ -4,10 +4,10 @@
  */
 import { openDb, type Db } from '../store/db.js';
 import { clockFromEnv, type Clock } from '../service/clock.js';
-import { initialize, isInitialized, localActor, type InitResult } from '../service/accounts.js';
+import { initialize, isInitialized, localActor, type InitResult } from '../service/accounts/accounts.js';
 import { advanceJobs } from '../service/jobs.js';
-import { ImportWriter } from '../service/import-writer.js';
-import { anyDeliveryDue } from '../service/webhooks.js';
+import { ImportWriter } from '../service/imports/import-writer.js';
+import { anyDeliveryDue } from '../service/webhooks/webhooks.js';
 // Bundled with the engine (a lazy chunk of its own split the store out of it: one more file
 // for every local command); it loads undici only when it posts.
 import { backgroundError, deliverFor } from '../service/webhooks/deliver.js';

@@ -1,7 +1,7 @@
 /** Mailing, message, history and trigger records to the spec's wire shapes. */
-import type { MailingDetail, MailingHistoryItem, MailingRow } from '../service/mailings.js';
-import { publicWebviewUrl } from '../service/mailings.js';
-import type { TriggerRecord } from '../service/triggers.js';
+import type { MailingDetail, MailingHistoryItem, MailingRow } from '../service/mailings/mailings.js';
+import { publicWebviewUrl } from '../service/mailings/mailings.js';
+import type { TriggerRecord } from '../service/mailings/triggers.js';
 import { atD, atI, bool } from './codecs.js';
 
 /** The list shape, in the spec's field order; html_body and plaintext only when asked for. */

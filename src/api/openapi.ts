@@ -28,7 +28,7 @@ export function openapiDocument(routes: Route[], version: string) {
       operationId: r.op,
       summary: r.summary,
       ...(r.extension ? { 'x-amsg-extension': true } : {}),
-      // The permission table: who may call the operation (ACCESS_NEEDS in src/service/accounts.ts).
+      // The permission table: who may call the operation (ACCESS_NEEDS in src/service/accounts/accounts.ts).
       'x-amsg-access': r.access,
       parameters,
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: r.body.json() } } } } : {}),

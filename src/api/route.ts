@@ -1,5 +1,5 @@
 import type { Ctx } from '../service/context.js';
-import type { Access } from '../service/accounts.js';
+import type { Access } from '../service/accounts/accounts.js';
 import type { Schema, Infer } from './schema.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -43,7 +43,7 @@ export interface Route<P = any, Q = any, B = any> {
   /** True for operations the spec does not list (groups, keys, users …). */
   extension?: boolean;
   /**
-   * Who may call it (the permission table: `mayCall` in src/service/accounts.ts):
+   * Who may call it (the permission table: `mayCall` in src/service/accounts/accounts.ts):
    * `user` reads and day-to-day writes, `manager` bulk and destructive work, `people`
    * users and keys (owners, managers with manage_users), `billing` billing access.
    */

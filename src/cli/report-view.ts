@@ -2,12 +2,12 @@
  * How response reports are shown to people: the rates beside the counts, a
  * side-by-side comparison, and the live `--watch` view (Ink and React load only when
  * it is drawn, on a terminal). The counts themselves are the service's, and so is the
- * list of them (src/service/report-figures.ts, which the engine loads too: so this
+ * list of them (src/service/mailings/report-figures.ts, which the engine loads too: so this
  * module is loaded only by the reports commands, when they run, or esbuild would split
  * that list into a file every command loads).
  */
 import type { Api } from '../client/api.js';
-import { MONTH_TABLE_FIGURES, SUMMARY_FIGURES, type SummaryFigureName } from '../service/report-figures.js';
+import { MONTH_TABLE_FIGURES, SUMMARY_FIGURES, type SummaryFigureName } from '../service/mailings/report-figures.js';
 import { loadInk } from './ink.js';
 import { thousands } from './output.js';
 

@@ -1,9 +1,9 @@
 import { commitPerTurn, commitTurn, openDb, outsideTurn } from '../store/db.js';
 import { clockFromEnv } from '../service/clock.js';
-import { initialize } from '../service/accounts.js';
+import { initialize } from '../service/accounts/accounts.js';
 import { advanceJobs } from '../service/jobs.js';
-import { ImportWriter } from '../service/import-writer.js';
-import { preferAccepting } from '../service/workflows.js';
+import { ImportWriter } from '../service/imports/import-writer.js';
+import { preferAccepting } from '../service/events/workflows.js';
 import { Deliverer } from '../service/webhooks/deliver.js';
 import { startServer, type RunningServer } from './server.js';
 import { restoreSnapshot, takeSnapshot } from '../store/snapshot.js';

@@ -6,14 +6,14 @@ import { pipeline } from 'node:stream/promises';
 import { afterCommit, commitTurn, type Db } from '../store/db.js';
 import type { Clock } from '../service/clock.js';
 import type { Actor } from '../service/context.js';
-import type { ImportWriter } from '../service/import-writer.js';
-import { authenticate } from '../service/accounts.js';
+import type { ImportWriter } from '../service/imports/import-writer.js';
+import { authenticate } from '../service/accounts/accounts.js';
 import { TableMemo } from '../store/memo.js';
 import { Router, type ApiRequest, type ApiResponse } from '../api/router.js';
 import { jsonText } from '../api/json-text.js';
 import { openapiDocument } from '../api/openapi.js';
 import { VERSION } from '../version.js';
-import { INBOUND_LIMIT, tooLarge } from '../service/workflows.js';
+import { INBOUND_LIMIT, tooLarge } from '../service/events/workflows.js';
 
 export const BODY_LIMIT = 10 * 1024 * 1024;
 

@@ -1,6 +1,6 @@
 import type { Db } from '../store/db.js';
 import type { Clock } from './clock.js';
-import type { ImportWriter } from './import-writer.js';
+import type { ImportWriter } from './imports/import-writer.js';
 
 export type Role = 'owner' | 'manager' | 'user';
 

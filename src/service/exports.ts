@@ -24,11 +24,11 @@ import { historyItem } from '../api/mailing-encode.js';
 import type { RawBody } from '../api/route.js';
 import { stamp } from './clock.js';
 import type { Ctx } from './context.js';
-import { FieldCatalog, type FieldRecord } from './fields.js';
-import { memberRow, optoutHistory, toMember, type MemberStatus } from './members.js';
-import { mailingHistory } from './mailings.js';
+import { FieldCatalog, type FieldRecord } from './audience/fields.js';
+import { memberRow, optoutHistory, toMember, type MemberStatus } from './audience/members.js';
+import { mailingHistory } from './mailings/mailings.js';
 import { ledgerHolds } from './imports/index.js';
-import { searchMembersSql } from './searches.js';
+import { searchMembersSql } from './audience/searches.js';
 
 export const EXPORT_TYPES = ['a', 'm'] as const;
 export type ExportType = (typeof EXPORT_TYPES)[number];

@@ -10,11 +10,11 @@
 import type { Db } from '../store/db.js';
 import type { Clock } from './clock.js';
 import { advanceImports } from './imports/index.js';
-import { advanceMailings } from './sending.js';
+import { advanceMailings } from './mailings/sending.js';
 import { advanceSms } from './sms/sending.js';
-import { advanceSearches, ownWrites } from './searches.js';
-import { advancePurges } from './subaccounts.js';
-import { advanceInbound } from './workflows.js';
+import { advanceSearches, ownWrites } from './audience/searches.js';
+import { advancePurges } from './accounts/subaccounts.js';
+import { advanceInbound } from './events/workflows.js';
 import { advanceWebhookPrune } from './webhooks/retention.js';
 
 /** Runs due jobs for up to budgetMs; answers whether work is left. */

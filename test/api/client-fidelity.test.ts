@@ -11,7 +11,7 @@ import { advanceJobs } from '../../src/service/jobs.js';
 import { IGNORED_HEADER } from '../../src/api/router.js';
 import { openDb } from '../../src/store/db.js';
 import { fixedClock } from '../../src/service/clock.js';
-import { initialize } from '../../src/service/accounts.js';
+import { initialize } from '../../src/service/accounts/accounts.js';
 import { startServer } from '../../src/server/server.js';
 import { addMember, countRows, createField, createGroups, expectFieldError, getMember, ok, setStatus } from './util.js';
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { serve } from '../../src/server/index.js';
-import { INBOUND_LIMIT } from '../../src/service/workflows.js';
+import { INBOUND_LIMIT } from '../../src/service/events/workflows.js';
 
 let dir: string;
 let server: Awaited<ReturnType<typeof serve>>;

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeService, T0, type TestService } from '../helpers.js';
 import { openDb } from '../../src/store/db.js';
 import { advanceJobs } from '../../src/service/jobs.js';
-import { advanceInbound, INBOUND_LIMIT } from '../../src/service/workflows.js';
+import { advanceInbound, INBOUND_LIMIT } from '../../src/service/events/workflows.js';
 import { addMember, atD, countRows, createField, createGroups, expectFieldError, groupMemberIds, ok, setStatus } from './util.js';
 
 let s: TestService;

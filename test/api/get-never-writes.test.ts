@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeService, T0, type TestService } from '../helpers.js';
 import { ROUTES } from '../../src/api/routes/index.js';
 import { advanceJobs } from '../../src/service/jobs.js';
-import { initialize } from '../../src/service/accounts.js';
+import { initialize } from '../../src/service/accounts/accounts.js';
 import { addMember, createField, createGroups, ok } from './util.js';
 
 let s: TestService;

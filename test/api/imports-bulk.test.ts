@@ -8,7 +8,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeService, T0, type TestService } from '../helpers.js';
 import { atD, countRows, createField, createGroups, ok } from './util.js';
-import { localActor } from '../../src/service/accounts.js';
+import { localActor } from '../../src/service/accounts/accounts.js';
 import { BATCH_WAIT_MS } from '../../src/service/imports/index.js';
 
 describe.each([
@@ -587,7 +587,7 @@ describe('the members_status index (partial: members who are not active)', () =>
   it('a status move for a rare status reads it; an active member has no entry', async () => {
     const s = makeService();
     try {
-      const { statusIs } = await import('../../src/service/members.js');
+      const { statusIs } = await import('../../src/service/audience/members.js');
       const plan = (sql: string) =>
         (s.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join('; ');
       // The form of a status move (members.ts setStatusWhere).

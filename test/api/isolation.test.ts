@@ -19,7 +19,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeService, T0, type TestService } from '../helpers.js';
-import { authenticate, createKey, initialize, localActor } from '../../src/service/accounts.js';
+import { authenticate, createKey, initialize, localActor } from '../../src/service/accounts/accounts.js';
 import { advanceJobs } from '../../src/service/jobs.js';
 import { ROUTES } from '../../src/api/routes/index.js';
 import type { Route } from '../../src/api/route.js';

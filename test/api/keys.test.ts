@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeService, T0, type TestService } from '../helpers.js';
-import { authenticate, initialize, localActor } from '../../src/service/accounts.js';
+import { authenticate, initialize, localActor } from '../../src/service/accounts/accounts.js';
 import { fixedClock } from '../../src/service/clock.js';
 import { openDb } from '../../src/store/db.js';
 import { mkdtempSync, rmSync } from 'node:fs';

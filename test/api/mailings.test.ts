@@ -323,7 +323,7 @@ describe('sending', () => {
   it('goes through i and s as separate steps', async () => {
     const id = await create();
     const steps: string[] = [];
-    const { advanceMailings } = await import('../../src/service/sending.js');
+    const { advanceMailings } = await import('../../src/service/mailings/sending.js');
     // A budget of 0 takes exactly one step.
     for (let i = 0; i < 10; i++) {
       const before = await status(id);
@@ -418,7 +418,7 @@ describe('sending', () => {
 
   it('a pause stops a send between batches and ready resumes it', async () => {
     const id = await create();
-    const { advanceMailings } = await import('../../src/service/sending.js');
+    const { advanceMailings } = await import('../../src/service/mailings/sending.js');
     advanceMailings(s.db, s.clock, 0); // p → i
     expect(await status(id)).toBe('i');
     expect((await s.call('PUT', `/1/mailings/${id}`, { body: { status: 'paused' } })).body.mailing_status).toBe('a');

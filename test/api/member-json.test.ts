@@ -8,8 +8,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { jsonText, RawJson } from '../../src/api/json-text.js';
 import { member as memberObject } from '../../src/api/encode.js';
-import { FieldCatalog } from '../../src/service/fields.js';
-import { memberRow, toMember } from '../../src/service/members.js';
+import { FieldCatalog } from '../../src/service/audience/fields.js';
+import { memberRow, toMember } from '../../src/service/audience/members.js';
 import { makeService, type TestService } from '../helpers.js';
 import { addMember, createField, ok, setStatus } from './util.js';
 

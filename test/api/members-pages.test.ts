@@ -7,7 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeService, type TestService } from '../helpers.js';
-import { ANCHOR_EVERY } from '../../src/service/members.js';
+import { ANCHOR_EVERY } from '../../src/service/audience/members.js';
 import { addMember, ok } from './util.js';
 import { restoreSnapshot, takeSnapshot } from '../../src/store/snapshot.js';
 import { dirname, join } from 'node:path';

@@ -8,7 +8,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeService, T0, type TestService } from '../helpers.js';
 import { ROUTES } from '../../src/api/routes/index.js';
-import { ACCESS_NEEDS, mayCall, type Access } from '../../src/service/accounts.js';
+import { ACCESS_NEEDS, mayCall, type Access } from '../../src/service/accounts/accounts.js';
 import type { Actor, Role } from '../../src/service/context.js';
 import { ok } from './util.js';
 

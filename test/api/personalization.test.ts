@@ -7,7 +7,7 @@ import {
   type RenderValues,
   type TagProblem,
   type TemplatePart,
-} from '../../src/service/personalization.js';
+} from '../../src/service/mailings/personalization.js';
 
 const FIELDS = ['first_name', 'last_name', 'city', 'interests', 'vip', 'age', 'score'];
 

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeService, type TestService } from '../helpers.js';
 import { advanceJobs } from '../../src/service/jobs.js';
 import { advanceWebhookPrune, PRUNABLE_DELIVERIES, PRUNABLE_EVENTS } from '../../src/service/webhooks/retention.js';
-import { initialize } from '../../src/service/accounts.js';
+import { initialize } from '../../src/service/accounts/accounts.js';
 import { addMember, createField, createGroups, ok } from './util.js';
 import { LIMIT_BOUND, LIMIT_OFFSET, LIMIT_OFFSET_NAMED } from '../../src/service/paging.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeService, type TestService } from '../helpers.js';
-import { FIGURES, RESPONSE_COUNTERS, SUMMARY_FIGURES } from '../../src/service/report-figures.js';
+import { FIGURES, RESPONSE_COUNTERS, SUMMARY_FIGURES } from '../../src/service/mailings/report-figures.js';
 import { MONTH_COLUMNS, SUMMARY_ROWS } from '../../src/cli/report-view.js';
 
 /** The one list of response counters agrees with the table migration 021 made, and with what each reader shows. */

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeService, T0, type TestService } from '../helpers.js';
 import { advanceJobs } from '../../src/service/jobs.js';
-import { localActor } from '../../src/service/accounts.js';
+import { localActor } from '../../src/service/accounts/accounts.js';
 import { ROUTES } from '../../src/api/routes/index.js';
 import { openapiDocument } from '../../src/api/openapi.js';
 import { migrate } from '../../src/store/db.js';

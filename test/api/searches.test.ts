@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeService, T0, type TestService } from '../helpers.js';
 import { openDb } from '../../src/store/db.js';
 import { advanceJobs } from '../../src/service/jobs.js';
-import { searchMembersSql } from '../../src/service/searches.js';
+import { searchMembersSql } from '../../src/service/audience/searches.js';
 import { addMember, atD, countRows, createField, createGroups, expectFieldError, ok, setStatus } from './util.js';
 
 let s: TestService;

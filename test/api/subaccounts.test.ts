@@ -6,9 +6,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeService, T0, type TestService } from '../helpers.js';
-import { initialize, localActor } from '../../src/service/accounts.js';
+import { initialize, localActor } from '../../src/service/accounts/accounts.js';
 import { advanceJobs } from '../../src/service/jobs.js';
-import { advancePurges, countryNames, purgeTasks } from '../../src/service/subaccounts.js';
+import { advancePurges, countryNames, purgeTasks } from '../../src/service/accounts/subaccounts.js';
 import { openDb } from '../../src/store/db.js';
 import type { Actor, Role } from '../../src/service/context.js';
 import { atD, countRows, expectFieldError, ok } from './util.js';
@@ -535,7 +535,7 @@ function rowsOf(account: number, ids: Record<string, number[]>): Record<string, 
 
 /**
  * Every row of the account, less a saved search's `stale_since`: any write anywhere
- * stamps it on every search (src/service/searches.ts), which refreshes none of a retired
+ * stamps it on every search (src/service/audience/searches.ts), which refreshes none of a retired
  * account's.
  */
 function digest(account: number): string {

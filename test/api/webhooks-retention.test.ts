@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeService, T0, type TestService } from '../helpers.js';
 import { Deliverer, MAX_ATTEMPTS, backoffMs } from '../../src/service/webhooks/deliver.js';
 import { advanceWebhookPrune, PRUNE_BATCH } from '../../src/service/webhooks/retention.js';
-import { emitEvent, WEBHOOK_RETENTION_DAYS } from '../../src/service/webhooks.js';
+import { emitEvent, WEBHOOK_RETENTION_DAYS } from '../../src/service/webhooks/webhooks.js';
 import { advanceJobs } from '../../src/service/jobs.js';
 import { addMember, countRows, ok } from './util.js';
 import { startReceiver } from './receiver.js';

@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { makeService, T0, type TestService } from '../helpers.js';
 import { advanceJobs } from '../../src/service/jobs.js';
 import { inTransaction } from '../../src/store/db.js';
-import { addMember as addMemberService } from '../../src/service/members.js';
-import { EVENT_NAMES, MAX_LISTED_MEMBERS } from '../../src/service/webhooks.js';
+import { addMember as addMemberService } from '../../src/service/audience/members.js';
+import { EVENT_NAMES, MAX_LISTED_MEMBERS } from '../../src/service/webhooks/webhooks.js';
 import { addMember, atD, countRows, createField, createGroups, expectFieldError, ok, setStatus } from './util.js';
 
 let s: TestService;

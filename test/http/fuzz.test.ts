@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDb, type Db } from '../../src/store/db.js';
 import { fixedClock } from '../../src/service/clock.js';
-import { createKey, initialize, localActor } from '../../src/service/accounts.js';
+import { createKey, initialize, localActor } from '../../src/service/accounts/accounts.js';
 import { BODY_LIMIT, startServer, type RunningServer } from '../../src/server/server.js';
 import { ROUTES } from '../../src/api/routes/index.js';
 import type { Route } from '../../src/api/route.js';

@@ -10,7 +10,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest
 import { serve } from '../../src/server/index.js';
 import { initializeLocal } from '../../src/api/local.js';
 import { restoreSnapshot, SnapshotError, takeSnapshot } from '../../src/store/snapshot.js';
-import { ImportWriter } from '../../src/service/import-writer.js';
+import { ImportWriter } from '../../src/service/imports/import-writer.js';
 import { WRITER_SCRIPT } from '../helpers.js';
 
 let dir: string;

@@ -11,9 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDb, type Db } from '../../src/store/db.js';
 import { fixedClock } from '../../src/service/clock.js';
-import { createKey, initialize, localActor } from '../../src/service/accounts.js';
+import { createKey, initialize, localActor } from '../../src/service/accounts/accounts.js';
 import { BODY_LIMIT, startServer, type RunningServer } from '../../src/server/server.js';
-import { createField, FieldCatalog } from '../../src/service/fields.js';
+import { createField, FieldCatalog } from '../../src/service/audience/fields.js';
 
 const T0 = '2026-03-04T05:06:07.000Z';
 const T0D = '@D:2026-03-04T05:06:07';

@@ -1,8 +1,8 @@
 import * as s from '../schema.js';
 import { route } from '../route.js';
 import { atD } from '../codecs.js';
-import * as accounts from '../../service/accounts.js';
-import type { KeyRecord, UserRecord } from '../../service/accounts.js';
+import * as accounts from '../../service/accounts/accounts.js';
+import type { KeyRecord, UserRecord } from '../../service/accounts/accounts.js';
 
 const user = (u: UserRecord) => ({ ...u, created_at: atD(u.created_at) });
 const key = <K extends KeyRecord>(k: K) => ({ ...k, created_at: atD(k.created_at), revoked_at: atD(k.revoked_at) });

@@ -8,10 +8,10 @@ import { invalid, type Schema } from '../schema.js';
 import { route } from '../route.js';
 import { listQuery, windowedList } from './lists.js';
 import { atD } from '../codecs.js';
-import * as events from '../../service/events.js';
-import { EVENTS, TOUCHPOINTS, type Kind, type RecordInput, type RecordRow, type TypeRow } from '../../service/events.js';
-import * as inbound from '../../service/workflows.js';
-import { QUEUED, type InboundRecord, type Outcome, type RunRecord } from '../../service/workflows.js';
+import * as events from '../../service/events/events.js';
+import { EVENTS, TOUCHPOINTS, type Kind, type RecordInput, type RecordRow, type TypeRow } from '../../service/events/events.js';
+import * as inbound from '../../service/events/workflows.js';
+import { QUEUED, type InboundRecord, type Outcome, type RunRecord } from '../../service/events/workflows.js';
 
 /** `attributes`: any JSON object, stored and answered as given (null for none). */
 const attributes: Schema<Record<string, unknown> | null> = {

@@ -1,9 +1,9 @@
 import * as s from '../schema.js';
 import { route } from '../route.js';
 import * as enc from '../encode.js';
-import * as fields from '../../service/fields.js';
+import * as fields from '../../service/audience/fields.js';
 import { FIELD_TYPES } from '../../values.js';
-import * as relationships from '../../service/field-relationships.js';
+import * as relationships from '../../service/audience/field-relationships.js';
 import type { Schema } from '../schema.js';
 
 const fieldId = s.object({ field_id: s.idText() });

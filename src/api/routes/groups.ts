@@ -1,10 +1,10 @@
 import * as s from '../schema.js';
 import { route } from '../route.js';
 import * as enc from '../encode.js';
-import * as groups from '../../service/groups.js';
-import * as memberships from '../../service/memberships.js';
-import { GROUP_TYPES } from '../../service/groups.js';
-import { MEMBER_STATUSES } from '../../service/members.js';
+import * as groups from '../../service/audience/groups.js';
+import * as memberships from '../../service/audience/memberships.js';
+import { GROUP_TYPES } from '../../service/audience/groups.js';
+import { MEMBER_STATUSES } from '../../service/audience/members.js';
 import { windowOf } from '../../service/paging.js';
 
 const groupId = s.object({ member_group_id: s.idText() });

@@ -3,11 +3,11 @@ import { route } from '../route.js';
 import * as enc from '../encode.js';
 import * as menc from '../mailing-encode.js';
 import { ApiError } from '../../errors.js';
-import * as mailings from '../../service/mailings.js';
-import * as triggers from '../../service/triggers.js';
-import * as engagement from '../../service/engagement.js';
-import { getMemberByEmail } from '../../service/members.js';
-import { MAILING_STATUSES, MAILING_TYPES, MESSAGE_TYPES, STATUS_WORDS } from '../../service/mailings.js';
+import * as mailings from '../../service/mailings/mailings.js';
+import * as triggers from '../../service/mailings/triggers.js';
+import * as engagement from '../../service/mailings/engagement.js';
+import { getMemberByEmail } from '../../service/audience/members.js';
+import { MAILING_STATUSES, MAILING_TYPES, MESSAGE_TYPES, STATUS_WORDS } from '../../service/mailings/mailings.js';
 
 const mailingId = s.object({ mailing_id: s.idText() });
 const ids = () => s.optional(s.array(s.id()));

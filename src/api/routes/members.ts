@@ -2,10 +2,10 @@ import * as s from '../schema.js';
 import { route } from '../route.js';
 import * as enc from '../encode.js';
 import { historyItem } from '../mailing-encode.js';
-import { mailingHistory } from '../../service/mailings.js';
-import * as members from '../../service/members.js';
-import * as memberships from '../../service/memberships.js';
-import { MEMBER_STATUSES, SETTABLE_STATUSES } from '../../service/members.js';
+import { mailingHistory } from '../../service/mailings/mailings.js';
+import * as members from '../../service/audience/members.js';
+import * as memberships from '../../service/audience/memberships.js';
+import { MEMBER_STATUSES, SETTABLE_STATUSES } from '../../service/audience/members.js';
 
 const memberId = s.object({ member_id: s.idText() });
 const groupId = s.object({ group_id: s.idText() });

@@ -2,7 +2,7 @@ import * as s from '../schema.js';
 import { route, type Route } from '../route.js';
 import { listParams, windowedList } from './lists.js';
 import { atD } from '../codecs.js';
-import * as reports from '../../service/reports.js';
+import * as reports from '../../service/mailings/reports.js';
 import type { Ctx } from '../../service/context.js';
 
 const mailingId = s.object({ mailing_id: s.idText() });

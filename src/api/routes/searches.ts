@@ -2,8 +2,8 @@ import * as s from '../schema.js';
 import { invalid, type Schema } from '../schema.js';
 import { route } from '../route.js';
 import * as enc from '../encode.js';
-import * as searches from '../../service/searches.js';
-import { OPERATORS, PREDICATES } from '../../service/searches.js';
+import * as searches from '../../service/audience/searches.js';
+import { OPERATORS, PREDICATES } from '../../service/audience/searches.js';
 
 const searchId = s.object({ search_id: s.idText() });
 const segmentId = s.object({ segment_id: s.idText() });

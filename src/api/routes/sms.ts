@@ -7,7 +7,7 @@ import * as campaigns from '../../service/sms/campaigns.js';
 import * as sending from '../../service/sms/sending.js';
 import * as settings from '../../service/sms/settings.js';
 import * as engagement from '../../service/sms/engagement.js';
-import { getMemberByEmail } from '../../service/members.js';
+import { getMemberByEmail } from '../../service/audience/members.js';
 import type { Ctx } from '../../service/context.js';
 
 const campaignId = s.object({ campaign_id: s.idText() });

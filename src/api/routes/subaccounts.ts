@@ -1,8 +1,8 @@
 import * as s from '../schema.js';
 import { route } from '../route.js';
 import { atD } from '../codecs.js';
-import * as subaccounts from '../../service/subaccounts.js';
-import { SUBACCOUNT_STATUSES, type SubaccountRecord } from '../../service/subaccounts.js';
+import * as subaccounts from '../../service/accounts/subaccounts.js';
+import { SUBACCOUNT_STATUSES, type SubaccountRecord } from '../../service/accounts/subaccounts.js';
 
 const text = () => s.optional(s.string({ max: 255 }));
 const listQuery = s.object({

@@ -1,7 +1,7 @@
 import * as s from '../schema.js';
 import { route } from '../route.js';
 import * as enc from '../encode.js';
-import * as subscriptions from '../../service/subscriptions.js';
+import * as subscriptions from '../../service/audience/subscriptions.js';
 
 const subscriptionId = s.object({ subscription_id: s.idText() });
 const subscriptionMember = s.object({ subscription_id: s.idText(), member_id: s.idText() });

@@ -2,7 +2,7 @@ import * as s from '../schema.js';
 import { invalid, type Schema } from '../schema.js';
 import { route } from '../route.js';
 import { atD } from '../codecs.js';
-import * as webhooks from '../../service/webhooks.js';
+import * as webhooks from '../../service/webhooks/webhooks.js';
 import {
   DELIVERY_STATUSES,
   EVENT_NAMES,
@@ -10,7 +10,7 @@ import {
   WEBHOOK_METHODS,
   type DeliveryRow,
   type AttemptRow,
-} from '../../service/webhooks.js';
+} from '../../service/webhooks/webhooks.js';
 
 const webhookId = s.object({ webhook_id: s.idText() });
 const deliveryId = s.object({ delivery_id: s.idText() });

@@ -6,8 +6,8 @@ import * as s from '../schema.js';
 import { route } from '../route.js';
 import { listQuery, windowedList } from './lists.js';
 import { atD } from '../codecs.js';
-import * as workflows from '../../service/workflows.js';
-import type { WorkflowRecord } from '../../service/workflows.js';
+import * as workflows from '../../service/events/workflows.js';
+import type { WorkflowRecord } from '../../service/events/workflows.js';
 import { encodeRun } from './events.js';
 
 const workflowId = s.object({ workflow_id: s.idText() });

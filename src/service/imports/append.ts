@@ -4,11 +4,11 @@ import { beforeWrite, stmt } from '../../store/statements.js';
 import { ApiError, badRequest } from '../../errors.js';
 import { stamp } from '../clock.js';
 import type { Ctx } from '../context.js';
-import { FieldCatalog } from '../fields.js';
+import { FieldCatalog } from '../audience/fields.js';
 import { checkColumns, checkRows, rowCount, type BatchResult, type RowsInput } from './check.js';
 import { checkOptions, insertImport } from './create.js';
 import { getImport, importFinishEvent, importRow, type ImportOptions, type ImportRecord, type ImportRow } from './records.js';
-import { emitEvent } from '../webhooks.js';
+import { emitEvent } from '../webhooks/webhooks.js';
 import { beginWrite, finishWrite, saveCounters, type BatchWrite, writeRows } from './write.js';
 
 /**

@@ -1,8 +1,8 @@
 /** Checking rows before anything is written: pure, no database (the import writer thread's receiving side runs it). */
 import { badRequest } from '../../errors.js';
 import { coerceValue, isEmail, trimmed } from '../../values.js';
-import { type FieldCatalog, relationshipProblem, requiredCleared, type FieldRecord, type RelationshipRule } from '../fields.js';
-import { normalizePhone, type SmsInput } from '../members.js';
+import { type FieldCatalog, relationshipProblem, requiredCleared, type FieldRecord, type RelationshipRule } from '../audience/fields.js';
+import { normalizePhone, type SmsInput } from '../audience/members.js';
 
 export interface RowError {
   /** Position of the row in the batch. */

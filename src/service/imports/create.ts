@@ -4,8 +4,8 @@ import { stmt } from '../../store/statements.js';
 import { badRequest } from '../../errors.js';
 import { stamp } from '../clock.js';
 import type { Ctx } from '../context.js';
-import { FieldCatalog } from '../fields.js';
-import { requireGroups } from '../groups.js';
+import { FieldCatalog } from '../audience/fields.js';
+import { requireGroups } from '../audience/groups.js';
 import { getImport, type ImportOptions, type ImportRecord } from './records.js';
 import { RESERVED } from './check.js';
 

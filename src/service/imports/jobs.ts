@@ -3,11 +3,11 @@ import { inSavepoint, inTransaction, type Db } from '../../store/db.js';
 import { stmt } from '../../store/statements.js';
 import { stamp, type Clock } from '../clock.js';
 import type { Ctx } from '../context.js';
-import { localActor, RETIRED_ACCOUNTS } from '../accounts.js';
-import { FieldCatalog } from '../fields.js';
+import { localActor, RETIRED_ACCOUNTS } from '../accounts/accounts.js';
+import { FieldCatalog } from '../audience/fields.js';
 import { checkRows } from './check.js';
 import { importFinishEvent, importRow, type ImportRow } from './records.js';
-import { emitEvent } from '../webhooks.js';
+import { emitEvent } from '../webhooks/webhooks.js';
 import { beginWrite, saveCounters, writeRows } from './write.js';
 
 /** Rows applied per transaction by the job runner. */

@@ -5,9 +5,9 @@ import { stmt } from '../../store/statements.js';
 import { addActive, countJoined, countRestored, countsFollowWrites } from '../../store/counters.js';
 import { badRequest } from '../../errors.js';
 import type { Ctx } from '../context.js';
-import { createGroups, groupIdByName, requireGroups } from '../groups.js';
-import { smsColumns, type SmsInput } from '../members.js';
-import { FieldCatalog } from '../fields.js';
+import { createGroups, groupIdByName, requireGroups } from '../audience/groups.js';
+import { smsColumns, type SmsInput } from '../audience/members.js';
+import { FieldCatalog } from '../audience/fields.js';
 import type { BatchResult, CheckedRows, Counters, RowError } from './check.js';
 import { LEDGER_SPAN, ledgerHolds, type ChangeType, type ImportOptions, type ImportRow } from './records.js';
 

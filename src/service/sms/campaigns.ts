@@ -19,12 +19,12 @@ import { badRequest, forbidden, notFound } from '../../errors.js';
 import { stamp } from '../clock.js';
 import type { Ctx } from '../context.js';
 import { LIMIT_OFFSET, type Window, windowOf } from '../paging.js';
-import { FieldCatalog } from '../fields.js';
-import { requireGroups } from '../groups.js';
-import { memberRow, normalizePhone } from '../members.js';
-import { searchNames } from '../searches.js';
-import { invalidTags } from '../mailings.js';
-import { validateTemplates, type TagProblem } from '../personalization.js';
+import { FieldCatalog } from '../audience/fields.js';
+import { requireGroups } from '../audience/groups.js';
+import { memberRow, normalizePhone } from '../audience/members.js';
+import { searchNames } from '../audience/searches.js';
+import { invalidTags } from '../mailings/mailings.js';
+import { validateTemplates, type TagProblem } from '../mailings/personalization.js';
 
 export const SEND_STATUSES = ['d', 's', 'p', 'i', 'c', 'x', 'f'] as const;
 export type SendStatus = (typeof SEND_STATUSES)[number];

@@ -16,7 +16,7 @@ import { stmt } from '../../store/statements.js';
 import { badRequest, notFound } from '../../errors.js';
 import { stamp } from '../clock.js';
 import type { Ctx } from '../context.js';
-import { updateMember } from '../members.js';
+import { updateMember } from '../audience/members.js';
 import { campaignRow } from './campaigns.js';
 
 export const STOP_WORDS = ['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT'] as const;

@@ -1,5 +1,5 @@
 /**
- * Simulated SMS sending, in the job model of mailings (src/service/sending.ts): a send
+ * Simulated SMS sending, in the job model of mailings (src/service/mailings/sending.ts): a send
  * that was asked for moves s → p → i → c, one step per transaction, so a killed process
  * resumes where it stopped.
  *
@@ -27,12 +27,12 @@ import { ApiError, badRequest, notFound } from '../../errors.js';
 import type { Clock } from '../clock.js';
 import { stamp } from '../clock.js';
 import type { Ctx } from '../context.js';
-import { localActor, RETIRED_ACCOUNTS } from '../accounts.js';
-import { FieldCatalog } from '../fields.js';
-import { audienceSqlOf } from '../sending.js';
-import type { AudienceRef } from '../mailings.js';
-import { VIEW_BASE } from '../mailings.js';
-import { compileTemplate } from '../personalization.js';
+import { localActor, RETIRED_ACCOUNTS } from '../accounts/accounts.js';
+import { FieldCatalog } from '../audience/fields.js';
+import { audienceSqlOf } from '../mailings/sending.js';
+import type { AudienceRef } from '../mailings/mailings.js';
+import { VIEW_BASE } from '../mailings/mailings.js';
+import { compileTemplate } from '../mailings/personalization.js';
 import { countSegments, segmentsOf } from './segments.js';
 import { getSettings } from './settings.js';
 import {

@@ -1,5 +1,5 @@
 /**
- * Posting the outbox (src/service/webhooks.ts) to the webhooks: signed, with retries on
+ * Posting the outbox (src/service/webhooks/webhooks.ts) to the webhooks: signed, with retries on
  * the service clock, at least once, in order per webhook. Loaded only by a process that
  * delivers (`amsg serve`, a local CLI after its call, `amsg webhooks listen`), and undici
  * only when the first post goes out.
@@ -23,7 +23,7 @@ import { beforeWrite, stmt } from '../../store/statements.js';
 import { stamp, type Clock } from '../clock.js';
 import { VERSION } from '../../version.js';
 import { DELIVERY_ID_HEADER, EVENT_HEADER, EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './sign.js';
-import { eventBody, onEventEmitted } from '../webhooks.js';
+import { eventBody, onEventEmitted } from './webhooks.js';
 
 export const MAX_ATTEMPTS = 8;
 export const TIMEOUT_MS = 10_000;

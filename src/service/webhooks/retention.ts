@@ -12,7 +12,7 @@ import type { Db } from '../../store/db.js';
 import { inTransaction } from '../../store/db.js';
 import { stmt } from '../../store/statements.js';
 import { stamp, type Clock } from '../clock.js';
-import { WEBHOOK_RETENTION_DAYS } from '../webhooks.js';
+import { WEBHOOK_RETENTION_DAYS } from './webhooks.js';
 
 const DAY_MS = 86_400_000;
 /** Rows of each kind one step deletes at most: a delivery costs its attempts and a few indexes. */

@@ -5,7 +5,7 @@
  * members, and an entry per active member cost about a twelfth of a million-member
  * import (bench/RESULTS.md). A query uses it when its WHERE has the term
  * `member_status_id <> 'a'` (SQLite does not infer it from `= 'o'`): see
- * `statusIs` in src/service/members.ts.
+ * `statusIs` in src/service/audience/members.ts.
  */
 export const sql = `
   DROP INDEX members_status;

@@ -1,6 +1,6 @@
 /**
  * A saved search's stored result and counts, so reading a search or a page of its
- * members costs the same at a thousand and at a million members (src/service/searches.ts
+ * members costs the same at a thousand and at a million members (src/service/audience/searches.ts
  * says when the result is computed and how it is kept fresh):
  *
  * - search_results: the members the search matched when it was computed, walked in

@@ -7,7 +7,7 @@
  *   account's row stays as a tombstone, so its id is never given to a new account
  *   (INTEGER PRIMARY KEY without AUTOINCREMENT would reuse the highest id).
  * - `purge_task`/`purge_cursor`: where the background purge is, so each step is
- *   bounded and a killed process resumes where it stopped (src/service/subaccounts.ts).
+ *   bounded and a killed process resumes where it stopped (src/service/accounts/subaccounts.ts).
  * - user_account_access: the sub-accounts a user of the HQ may act on (owners of the
  *   HQ reach all of them without a row). Its account_id column makes the generic purge
  *   remove the rows naming a purged sub-account.

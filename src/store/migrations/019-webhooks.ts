@@ -1,5 +1,5 @@
 /**
- * Webhooks (src/service/webhooks.ts) and their transactional outbox:
+ * Webhooks (src/service/webhooks/webhooks.ts) and their transactional outbox:
  *
  * - webhooks: an account's registrations, one event each, as the real service has them,
  *   plus the signing secret (kept as it is: every post is signed with it);

@@ -7,7 +7,7 @@
  *   mailing's row counts all its messages (a split test's is the whole); a variant's
  *   counts the messages built with its content. `started_at` (the send's start) puts
  *   a sent mailing in the account's month series; variants have none.
- *   `sent`, `delivered` and `in_progress` are moved by the send (src/service/sending.ts,
+ *   `sent`, `delivered` and `in_progress` are moved by the send (src/service/mailings/sending.ts,
  *   a few statements per batch of 10,000); every other count by the triggers below,
  *   inside the statement that writes the record, so no code path can forget one and a
  *   purge (whose cascades delete the records) takes its counts with it.

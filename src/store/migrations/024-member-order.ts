@@ -3,7 +3,7 @@
  * at their end: a member archived, restored or deleted. A new member is appended at the
  * end (ids only grow), which moves no one else's position; anything else changes the
  * version. The member list keeps the ids at every 100th position of a list
- * (src/service/members.ts, anchorBefore) while the version stays the same, so a page deep
+ * (src/service/audience/members.ts, anchorBefore) while the version stays the same, so a page deep
  * in a large list starts from the nearest one instead of walking the index from its
  * first entry (OFFSET).
  *

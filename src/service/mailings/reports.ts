@@ -13,15 +13,15 @@
  * variant under the variant's id: a variant's figures are the messages built with its
  * content (its test share, and the rest of the audience when it won).
  */
-import { stmt } from '../store/statements.js';
-import { notFound } from '../errors.js';
-import type { Db } from '../store/db.js';
-import type { Ctx } from './context.js';
-import { stamp } from './clock.js';
-import { LIMIT_OFFSET, LIMIT_OFFSET_NAMED, type Window, windowOf } from './paging.js';
-import { FieldCatalog } from './fields.js';
+import { stmt } from '../../store/statements.js';
+import { notFound } from '../../errors.js';
+import type { Db } from '../../store/db.js';
+import type { Ctx } from '../context.js';
+import { stamp } from '../clock.js';
+import { LIMIT_OFFSET, LIMIT_OFFSET_NAMED, type Window, windowOf } from '../paging.js';
+import { FieldCatalog } from '../audience/fields.js';
 import { mailingRow, type MailingRow } from './mailings.js';
-import { parseDeletedRange, type MemberRow } from './members.js';
+import { parseDeletedRange, type MemberRow } from '../audience/members.js';
 import { FIGURES, RESPONSE_COUNTERS, type CounterName, type FigureName } from './report-figures.js';
 
 /** Mailing types a response report exists for; any other type is a 404, as in the real service. */

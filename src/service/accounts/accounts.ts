@@ -1,10 +1,10 @@
 import { createRequire } from 'node:module';
-import { inTransaction, type Db } from '../store/db.js';
-import { stmt } from '../store/statements.js';
-import { TableMemo } from '../store/memo.js';
-import { badRequest, notFound, forbidden } from '../errors.js';
-import { stamp, type Clock } from './clock.js';
-import type { Actor, Ctx, Role } from './context.js';
+import { inTransaction, type Db } from '../../store/db.js';
+import { stmt } from '../../store/statements.js';
+import { TableMemo } from '../../store/memo.js';
+import { badRequest, notFound, forbidden } from '../../errors.js';
+import { stamp, type Clock } from '../clock.js';
+import type { Actor, Ctx, Role } from '../context.js';
 
 // ---------------------------------------------------------------- accounts
 

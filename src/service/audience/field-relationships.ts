@@ -3,11 +3,11 @@
  * may hold (the spec's "Field relationship"). The rules that member writes must follow
  * are checked by FieldCatalog (fields.ts), which every write path already holds.
  */
-import { inTransaction } from '../store/db.js';
-import { stmt } from '../store/statements.js';
-import { badRequest, notFound } from '../errors.js';
-import { stamp } from './clock.js';
-import type { Ctx } from './context.js';
+import { inTransaction } from '../../store/db.js';
+import { stmt } from '../../store/statements.js';
+import { badRequest, notFound } from '../../errors.js';
+import { stamp } from '../clock.js';
+import type { Ctx } from '../context.js';
 import { getField, listRelationshipRows, WIDGETS_WITH_OPTIONS, type FieldRecord, type RelationshipRow } from './fields.js';
 
 export interface RelatedField {

@@ -12,14 +12,14 @@
  * This module is imported by every service that fires an event, so it stays small and
  * cheap: an account with no webhook for an event pays one memoized lookup.
  */
-import type { Db } from '../store/db.js';
-import { inTransaction } from '../store/db.js';
-import { stmt } from '../store/statements.js';
-import { TableMemo } from '../store/memo.js';
-import { badRequest, notFound } from '../errors.js';
-import { stamp, type Clock } from './clock.js';
-import type { Ctx } from './context.js';
-import { LIMIT_OFFSET, type Window, windowOf } from './paging.js';
+import type { Db } from '../../store/db.js';
+import { inTransaction } from '../../store/db.js';
+import { stmt } from '../../store/statements.js';
+import { TableMemo } from '../../store/memo.js';
+import { badRequest, notFound } from '../../errors.js';
+import { stamp, type Clock } from '../clock.js';
+import type { Ctx } from '../context.js';
+import { LIMIT_OFFSET, type Window, windowOf } from '../paging.js';
 
 /** The spec's catalogue of webhook event types (Events part), in its order. */
 export const WEBHOOK_EVENT_TYPES: readonly { webhook_event_id: number; event_name: string; description: string }[] = [

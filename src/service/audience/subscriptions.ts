@@ -4,14 +4,14 @@
  * subscription only. Opting out of everything is the member's own status (o), which
  * this module reads but never writes.
  */
-import { inTransaction } from '../store/db.js';
-import { stmt } from '../store/statements.js';
-import { badRequest, notFound } from '../errors.js';
-import { stamp } from './clock.js';
-import type { Ctx } from './context.js';
+import { inTransaction } from '../../store/db.js';
+import { stmt } from '../../store/statements.js';
+import { badRequest, notFound } from '../../errors.js';
+import { stamp } from '../clock.js';
+import type { Ctx } from '../context.js';
 import { memberRow, requireMembers } from './members.js';
-import { LIMIT_OFFSET, type Window, windowOf } from './paging.js';
-import { emitEvent, memberList } from './webhooks.js';
+import { LIMIT_OFFSET, type Window, windowOf } from '../paging.js';
+import { emitEvent, memberList } from '../webhooks/webhooks.js';
 
 export interface SubscriptionSettings {
   show_on_default_preference_form: boolean;

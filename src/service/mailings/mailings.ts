@@ -1,7 +1,7 @@
 /**
  * Mailings: creating them (an extension: the spec does not show how), reading them,
  * the status rules of the spec's "Mailing status" table, resends, forwards and the
- * split-test winner. Sending itself is src/service/sending.ts.
+ * split-test winner. Sending itself is src/service/mailings/sending.ts.
  *
  * Status rules (the spec's table, and what it leaves open):
  * - DELETE cancel: only from p or a (else 403); → x.
@@ -13,18 +13,18 @@
  * - Archiving sets archived_ts only; canceled and archived mailings leave the
  *   normal list.
  */
-import { inTransaction } from '../store/db.js';
-import { emitEvent, memberList } from './webhooks.js';
-import { stmt } from '../store/statements.js';
-import { ApiError, badRequest, forbidden, notFound } from '../errors.js';
-import { stamp } from './clock.js';
-import type { Ctx } from './context.js';
-import { LIMIT_OFFSET, type Window, windowOf } from './paging.js';
-import { FieldCatalog } from './fields.js';
-import { getGroup, requireGroups, type GroupRecord } from './groups.js';
-import { memberRow, membersByEmail, toMember, type MemberRecord, type MemberRow } from './members.js';
-import { getSubscription, type SubscriptionRecord } from './subscriptions.js';
-import { getSearch, searchNames, type SearchRecord } from './searches.js';
+import { inTransaction } from '../../store/db.js';
+import { emitEvent, memberList } from '../webhooks/webhooks.js';
+import { stmt } from '../../store/statements.js';
+import { ApiError, badRequest, forbidden, notFound } from '../../errors.js';
+import { stamp } from '../clock.js';
+import type { Ctx } from '../context.js';
+import { LIMIT_OFFSET, type Window, windowOf } from '../paging.js';
+import { FieldCatalog } from '../audience/fields.js';
+import { getGroup, requireGroups, type GroupRecord } from '../audience/groups.js';
+import { memberRow, membersByEmail, toMember, type MemberRecord, type MemberRow } from '../audience/members.js';
+import { getSubscription, type SubscriptionRecord } from '../audience/subscriptions.js';
+import { getSearch, searchNames, type SearchRecord } from '../audience/searches.js';
 import { countWinnerQueued, recordForward } from './reports.js';
 import { compileTemplate, missingRequiredTags, validateTemplates, type RenderValues, type TagProblem } from './personalization.js';
 

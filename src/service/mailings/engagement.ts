@@ -18,15 +18,15 @@ const EVENTS: Partial<Record<EngagementKind, EventName>> = {
   share: 'message_share',
   share_click: 'message_share_click',
 };
-import { inTransaction } from '../store/db.js';
-import { stmt } from '../store/statements.js';
-import { notFound } from '../errors.js';
-import { stamp } from './clock.js';
-import type { Ctx } from './context.js';
-import { memberRow, optOutFromMailing, setStatuses } from './members.js';
+import { inTransaction } from '../../store/db.js';
+import { stmt } from '../../store/statements.js';
+import { notFound } from '../../errors.js';
+import { stamp } from '../clock.js';
+import type { Ctx } from '../context.js';
+import { memberRow, optOutFromMailing, setStatuses } from '../audience/members.js';
 import { mailingRow } from './mailings.js';
 import { recordClick } from './reports.js';
-import { emitEvent, memberList, type EventName } from './webhooks.js';
+import { emitEvent, memberList, type EventName } from '../webhooks/webhooks.js';
 
 export const ENGAGEMENT_KINDS = ['open', 'click', 'bounce', 'share', 'share_click', 'optout'] as const;
 export type EngagementKind = (typeof ENGAGEMENT_KINDS)[number];

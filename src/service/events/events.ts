@@ -4,12 +4,12 @@
  * rules serves both, parameterized by the kind's table and column names, so the two
  * cannot drift apart. Seeding and workflows call these functions directly.
  */
-import { inTransaction } from '../store/db.js';
-import { stmt } from '../store/statements.js';
-import { badRequest, notFound } from '../errors.js';
-import { stamp } from './clock.js';
-import type { Ctx } from './context.js';
-import { LIMIT_OFFSET, type Window, windowOf } from './paging.js';
+import { inTransaction } from '../../store/db.js';
+import { stmt } from '../../store/statements.js';
+import { badRequest, notFound } from '../../errors.js';
+import { stamp } from '../clock.js';
+import type { Ctx } from '../context.js';
+import { LIMIT_OFFSET, type Window, windowOf } from '../paging.js';
 
 export interface Kind {
   /** `event` or `touchpoint`: the prefix of the record's columns. */

@@ -3,11 +3,11 @@
  * transaction over its own connection, and answers what the batch did.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { ApiError } from '../errors.js';
-import { openDb } from '../store/db.js';
-import { fixedClock, stamp } from './clock.js';
-import { FieldCatalog } from './fields.js';
-import { beginAppend, BULK_CHECKPOINT_PAGES, finishAppend, writeRows, type BatchWrite } from './imports/index.js';
+import { ApiError } from '../../errors.js';
+import { openDb } from '../../store/db.js';
+import { fixedClock, stamp } from '../clock.js';
+import { FieldCatalog } from '../audience/fields.js';
+import { beginAppend, BULK_CHECKPOINT_PAGES, finishAppend, writeRows, type BatchWrite } from './index.js';
 import type { WriterAnswer, WriterMessage } from './import-writer.js';
 
 // No counting triggers: each batch adds what it wrote to the counts in a few

@@ -1,11 +1,11 @@
-import { inTransaction } from '../store/db.js';
-import { emitEvent } from './webhooks.js';
-import { stmt } from '../store/statements.js';
-import { TableMemo } from '../store/memo.js';
-import { badRequest, invalid, notFound } from '../errors.js';
-import { coerceValue, type FieldType } from '../values.js';
-import { stamp } from './clock.js';
-import type { Ctx } from './context.js';
+import { inTransaction } from '../../store/db.js';
+import { emitEvent } from '../webhooks/webhooks.js';
+import { stmt } from '../../store/statements.js';
+import { TableMemo } from '../../store/memo.js';
+import { badRequest, invalid, notFound } from '../../errors.js';
+import { coerceValue, type FieldType } from '../../values.js';
+import { stamp } from '../clock.js';
+import type { Ctx } from '../context.js';
 
 /** The spec's widget_type-by-field_type table; the first widget is the default. */
 export const WIDGETS_BY_TYPE: Record<FieldType, readonly string[]> = {

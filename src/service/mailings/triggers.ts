@@ -7,13 +7,13 @@
  * as its one recipient, sent push_offset seconds after the event. That is the
  * spec's "for an automated-campaign mailing id, only that single send".
  */
-import { inTransaction } from '../store/db.js';
-import { stmt } from '../store/statements.js';
-import { badRequest, notFound } from '../errors.js';
-import { stamp } from './clock.js';
-import type { Ctx } from './context.js';
-import { getField } from './fields.js';
-import { memberRow } from './members.js';
+import { inTransaction } from '../../store/db.js';
+import { stmt } from '../../store/statements.js';
+import { badRequest, notFound } from '../../errors.js';
+import { stamp } from '../clock.js';
+import type { Ctx } from '../context.js';
+import { getField } from '../audience/fields.js';
+import { memberRow } from '../audience/members.js';
 import { createMemberCopy, mailingRow, type MailingRow } from './mailings.js';
 
 export const TRIGGER_EVENT_TYPES = ['r', 's'] as const;

@@ -1,12 +1,12 @@
-import { inTransaction, truncateWalAfterErasure, type Db } from '../store/db.js';
-import { stmt } from '../store/statements.js';
-import { badRequest, notFound } from '../errors.js';
-import { stamp } from './clock.js';
-import type { Ctx } from './context.js';
+import { inTransaction, truncateWalAfterErasure, type Db } from '../../store/db.js';
+import { stmt } from '../../store/statements.js';
+import { badRequest, notFound } from '../../errors.js';
+import { stamp } from '../clock.js';
+import type { Ctx } from '../context.js';
 import { FieldCatalog } from './fields.js';
 import { requireGroups } from './groups.js';
-import { LIMIT_OFFSET_NAMED, type Window, windowOf } from './paging.js';
-import { emitEvent, emitMembers, memberList, membersWhere } from './webhooks.js';
+import { LIMIT_OFFSET_NAMED, type Window, windowOf } from '../paging.js';
+import { emitEvent, emitMembers, memberList, membersWhere } from '../webhooks/webhooks.js';
 
 export const MEMBER_STATUSES = ['a', 'e', 'o', 'f'] as const;
 export type MemberStatus = (typeof MEMBER_STATUSES)[number];

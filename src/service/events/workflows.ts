@@ -10,18 +10,18 @@
  * as it was and whichever process runs jobs next does it again from the start: an
  * event is processed once, and none is lost.
  */
-import { afterCommit, commitTurn, inTransaction, type Db } from '../store/db.js';
-import { stmt } from '../store/statements.js';
-import { ApiError, badRequest, notFound } from '../errors.js';
-import { isEmail } from '../values.js';
-import { stamp, type Clock } from './clock.js';
-import type { Actor, Ctx } from './context.js';
-import { LIMIT_OFFSET, type Window, windowOf } from './paging.js';
+import { afterCommit, commitTurn, inTransaction, type Db } from '../../store/db.js';
+import { stmt } from '../../store/statements.js';
+import { ApiError, badRequest, notFound } from '../../errors.js';
+import { isEmail } from '../../values.js';
+import { stamp, type Clock } from '../clock.js';
+import type { Actor, Ctx } from '../context.js';
+import { LIMIT_OFFSET, type Window, windowOf } from '../paging.js';
 import { EVENTS, TOUCHPOINTS, insertRecord, typeExists, type Kind } from './events.js';
-import { requireGroups } from './groups.js';
-import { joinGroups, updateMember } from './members.js';
-import { FieldCatalog } from './fields.js';
-import { createMemberCopy, mailingRow } from './mailings.js';
+import { requireGroups } from '../audience/groups.js';
+import { joinGroups, updateMember } from '../audience/members.js';
+import { FieldCatalog } from '../audience/fields.js';
+import { createMemberCopy, mailingRow } from '../mailings/mailings.js';
 
 /** The spec's event payload limit: 262,035 bytes (stated as 256KB). */
 export const INBOUND_LIMIT = 262_035;

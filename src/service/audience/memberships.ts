@@ -1,13 +1,13 @@
 /** Who is in which group: the operations that join members and groups, from either side. */
-import { inTransaction } from '../store/db.js';
-import { stmt } from '../store/statements.js';
-import { stamp } from './clock.js';
-import type { Ctx } from './context.js';
+import { inTransaction } from '../../store/db.js';
+import { stmt } from '../../store/statements.js';
+import { stamp } from '../clock.js';
+import type { Ctx } from '../context.js';
 import { FieldCatalog } from './fields.js';
 import { getGroup, groupsOfMember, requireGroups, type GroupRecord } from './groups.js';
 import { joinGroups, memberRow, requireMembers, toMember, type MemberRecord, type MemberRow, type MemberStatus } from './members.js';
-import { LIMIT_OFFSET, type Window, windowOf } from './paging.js';
-import { emitEvent, emitMembers, memberList, membersWhere, wants } from './webhooks.js';
+import { LIMIT_OFFSET, type Window, windowOf } from '../paging.js';
+import { emitEvent, emitMembers, memberList, membersWhere, wants } from '../webhooks/webhooks.js';
 
 const ids = (list: readonly number[]) => JSON.stringify([...new Set(list)]);
 

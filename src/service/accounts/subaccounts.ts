@@ -6,13 +6,13 @@
  * Who reaches a sub-account at all is not decided here but once for every request,
  * in `accountAccessible` (accounts.ts), which the Router calls with the path's account.
  */
-import { inTransaction, type Db } from '../store/db.js';
-import { stmt } from '../store/statements.js';
-import { badRequest, notFound, ApiError } from '../errors.js';
-import { stamp, type Clock } from './clock.js';
-import type { Ctx } from './context.js';
+import { inTransaction, type Db } from '../../store/db.js';
+import { stmt } from '../../store/statements.js';
+import { badRequest, notFound, ApiError } from '../../errors.js';
+import { stamp, type Clock } from '../clock.js';
+import type { Ctx } from '../context.js';
 import { getUser, ROLE_RANK, setUpAccount } from './accounts.js';
-import { LIMIT_BOUND, LIMIT_OFFSET, type Window, windowOf } from './paging.js';
+import { LIMIT_BOUND, LIMIT_OFFSET, type Window, windowOf } from '../paging.js';
 
 export const SUBACCOUNT_STATUSES = ['active', 'trial', 'pending_retirement', 'retired'] as const;
 export type SubaccountStatus = (typeof SUBACCOUNT_STATUSES)[number];

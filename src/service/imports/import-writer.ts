@@ -18,10 +18,10 @@
 import type { Worker } from 'node:worker_threads';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ApiError } from '../errors.js';
-import type { Ctx } from './context.js';
-import { FieldCatalog } from './fields.js';
-import { appendRowsHere, checkRows, rowCount, sliceRows, type BatchResult, type CheckedRows, type RowsInput } from './imports/index.js';
+import { ApiError } from '../../errors.js';
+import type { Ctx } from '../context.js';
+import { FieldCatalog } from '../audience/fields.js';
+import { appendRowsHere, checkRows, rowCount, sliceRows, type BatchResult, type CheckedRows, type RowsInput } from './index.js';
 
 /** Rows checked and sent together: small enough that the writer starts soon, large enough that a message is cheap. */
 const SLICE_ROWS = 500;

@@ -1,9 +1,9 @@
-import { inTransaction } from '../store/db.js';
-import { stmt } from '../store/statements.js';
-import { badRequest, notFound } from '../errors.js';
-import { stamp } from './clock.js';
-import type { Ctx } from './context.js';
-import { emitEvent } from './webhooks.js';
+import { inTransaction } from '../../store/db.js';
+import { stmt } from '../../store/statements.js';
+import { badRequest, notFound } from '../../errors.js';
+import { stamp } from '../clock.js';
+import type { Ctx } from '../context.js';
+import { emitEvent } from '../webhooks/webhooks.js';
 
 export const GROUP_TYPES = ['g', 'h', 's'] as const;
 export type GroupType = (typeof GROUP_TYPES)[number];

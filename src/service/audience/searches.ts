@@ -23,17 +23,17 @@
  * one uses cannot be deleted.
  */
 import type { Statement } from 'better-sqlite3';
-import { inTransaction, type Db } from '../store/db.js';
-import { stmt } from '../store/statements.js';
-import { ApiError, badRequest, notFound } from '../errors.js';
-import { boundedJson } from '../errors.js';
-import { coerceValue, preview } from '../values.js';
-import { localActor, RETIRED_ACCOUNTS } from './accounts.js';
-import { stamp, type Clock } from './clock.js';
-import type { Ctx } from './context.js';
+import { inTransaction, type Db } from '../../store/db.js';
+import { stmt } from '../../store/statements.js';
+import { ApiError, badRequest, notFound } from '../../errors.js';
+import { boundedJson } from '../../errors.js';
+import { coerceValue, preview } from '../../values.js';
+import { localActor, RETIRED_ACCOUNTS } from '../accounts/accounts.js';
+import { stamp, type Clock } from '../clock.js';
+import type { Ctx } from '../context.js';
 import { FieldCatalog, type FieldRecord } from './fields.js';
 import { MEMBER_STATUSES, toMember, type MemberRecord, type MemberRow } from './members.js';
-import { LIMIT_OFFSET, type Window, windowOf } from './paging.js';
+import { LIMIT_OFFSET, type Window, windowOf } from '../paging.js';
 
 export interface SearchRecord {
   search_id: number;

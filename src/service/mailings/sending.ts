@@ -19,18 +19,18 @@
  * - i → s → c: delivery is simulated: a message is delivered as it is built; s counts
  *   the messages into recipient_count and completes the mailing.
  */
-import type { Db } from '../store/db.js';
-import { inTransaction } from '../store/db.js';
-import { stmt } from '../store/statements.js';
-import type { Clock } from './clock.js';
-import { stamp } from './clock.js';
-import type { Ctx } from './context.js';
-import { localActor, RETIRED_ACCOUNTS } from './accounts.js';
-import { FieldCatalog } from './fields.js';
-import { searchMembersSql } from './searches.js';
+import type { Db } from '../../store/db.js';
+import { inTransaction } from '../../store/db.js';
+import { stmt } from '../../store/statements.js';
+import type { Clock } from '../clock.js';
+import { stamp } from '../clock.js';
+import type { Ctx } from '../context.js';
+import { localActor, RETIRED_ACCOUNTS } from '../accounts/accounts.js';
+import { FieldCatalog } from '../audience/fields.js';
+import { searchMembersSql } from '../audience/searches.js';
 import { missingRequiredTags } from './personalization.js';
 import { countBuilt, openResponse, testShareSplit } from './reports.js';
-import { emitEvent } from './webhooks.js';
+import { emitEvent } from '../webhooks/webhooks.js';
 import {
   audienceOf,
   declareWinner,
