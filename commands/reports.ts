@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { action, examples, UsageError, type RunContext } from '../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import type { MailingResponse } from '../src/cli/report-view.js';
-import { numericId } from './mailings.js';
+import { numericId } from './mailings/shared.js';
 
 const MEMBER_COLUMNS = ['member_id', 'email', 'timestamp', 'member_status_id', 'fields'];
 

@@ -4,7 +4,7 @@ import type { Api } from '../src/client/api.js';
 import { action, dryRunOption, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { collectList, groupIds, memberId, searchId } from '../src/cli/resolve.js';
-import { numericId } from './mailings.js';
+import { numericId } from './mailings/shared.js';
 
 const CAMPAIGN_COLUMNS = [
   'sms_campaign_id',

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { action, dryRunOption, examples, UsageError } from '../src/cli/context.js';
 import { collectList, fieldId, memberId, parseIds } from '../src/cli/resolve.js';
-import { numericId, parseDuration } from './mailings.js';
+import { numericId, parseDuration } from './mailings/shared.js';
 
 const TRIGGER_COLUMNS = [
   'trigger_id',

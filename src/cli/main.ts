@@ -16,7 +16,7 @@ import * as serve from '../../commands/serve.js';
 import * as config from '../../commands/config.js';
 import * as api from '../../commands/api.js';
 import * as exportsCommand from '../../commands/exports.js';
-import * as mailings from '../../commands/mailings.js';
+import * as mailings from '../../commands/mailings/index.js';
 import * as triggers from '../../commands/triggers.js';
 import * as sim from '../../commands/sim.js';
 import * as reports from '../../commands/reports.js';
