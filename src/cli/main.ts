@@ -3,7 +3,7 @@ import { EXIT, failureText, wantsJsonErrors } from './context.js';
 import { STDERR, STDOUT } from './stdio.js';
 
 import * as init from '../../commands/init.js';
-import * as members from '../../commands/members.js';
+import * as members from '../../commands/members/index.js';
 import * as groups from '../../commands/groups.js';
 import * as subscriptions from '../../commands/subscriptions.js';
 import * as searches from '../../commands/searches.js';
