@@ -20,7 +20,7 @@ import * as mailings from '../../commands/mailings/index.js';
 import * as triggers from '../../commands/triggers.js';
 import * as sim from '../../commands/sim.js';
 import * as reports from '../../commands/reports.js';
-import * as sms from '../../commands/sms.js';
+import * as sms from '../../commands/sms/index.js';
 import * as seed from '../../commands/seed.js';
 import * as db from '../../commands/db.js';
 import * as events from '../../commands/events.js';
