@@ -8,7 +8,7 @@ import * as groups from '../../commands/groups.js';
 import * as subscriptions from '../../commands/subscriptions.js';
 import * as searches from '../../commands/searches.js';
 import * as fields from '../../commands/fields.js';
-import * as webhooks from '../../commands/webhooks.js';
+import * as webhooks from '../../commands/webhooks/index.js';
 import * as keys from '../../commands/keys.js';
 import * as users from '../../commands/users.js';
 import * as accounts from '../../commands/accounts.js';
