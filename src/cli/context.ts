@@ -8,7 +8,7 @@ import { STDERR, STDOUT, type StdStream } from './stdio.js';
 // Commands load it anyway (name lookups); a dynamic import here split it into a file of its own.
 import { explainRefusal } from './resolve.js';
 
-/** Exit codes, documented in the README. */
+/** Exit codes, documented in docs/guide/output-and-exit-codes.md. */
 export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, rowErrors: 4, cancelled: 130 } as const;
 
 /** Bad usage detected by amsg itself (exit 2). */
