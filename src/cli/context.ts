@@ -359,7 +359,16 @@ export function dryRunOption(cmd: Command): Command {
   return cmd.option('--dry-run', 'say what would change, and how many, and change nothing');
 }
 
+/** Each command's examples, as given to examples(), so the generated references can read them back. */
+const EXAMPLES = new WeakMap<Command, string[]>();
+
 /** Adds examples to a command's --help. */
 export function examples(cmd: Command, lines: string[]): Command {
+  EXAMPLES.set(cmd, [...(EXAMPLES.get(cmd) ?? []), ...lines]);
   return cmd.addHelpText('after', `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`);
+}
+
+/** The examples of a command's --help, in order (scripts/docs.js writes them into docs/reference/cli.md and the man page). */
+export function examplesOf(cmd: Command): readonly string[] {
+  return EXAMPLES.get(cmd) ?? [];
 }
