@@ -359,6 +359,9 @@ export function dryRunOption(cmd: Command): Command {
   return cmd.option('--dry-run', 'say what would change, and how many, and change nothing');
 }
 
+/** The release this program is (package.json's releaseDate, handed over by bin/amsg.js): what `amsg version` names. */
+export const RELEASE: { date?: string } = {};
+
 /** Each command's examples, as given to examples(), so the generated references can read them back. */
 const EXAMPLES = new WeakMap<Command, string[]>();
 

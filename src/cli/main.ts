@@ -1,5 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
-import { EXIT, examples, failureText, wantsJsonErrors } from './context.js';
+import { EXIT, examples, failureText, RELEASE, wantsJsonErrors } from './context.js';
 import { STDERR, STDOUT } from './stdio.js';
 
 import * as init from '../../commands/init.js';
@@ -63,7 +63,7 @@ const COMMANDS: Record<string, [description: string, module: { register(cmd: Com
   config: ['configuration profiles', config],
   api: ['the raw service interface: OpenAPI document, single requests', api],
   completion: ['print a shell completion script: amsg completion bash|zsh|fish', completion],
-  version: ['print the version (as --version does)', versionCommand],
+  version: ['print the version and its release date (--version prints the version alone)', versionCommand],
 };
 
 /** Global options that take a value, so the command name can be found after them. */
@@ -153,7 +153,8 @@ Exit codes: 0 ok, 1 the service refused, 2 bad usage, 3 cannot reach the service
   return program;
 }
 
-export async function main(argv: string[], version: string): Promise<void> {
+export async function main(argv: string[], version: string, releaseDate?: string): Promise<void> {
+  RELEASE.date = releaseDate;
   const program = buildProgram(version, argv.slice(2));
   try {
     await program.parseAsync(argv);

@@ -20,13 +20,21 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const prefix = join(dir, 'global');
 const env = { AMSG_BASE_URL: '', AMSG_API_KEY: '', AMSG_DB: undefined, AMSG_QUIET: '', XDG_CONFIG_HOME: join(dir, 'config') };
 
-test('amsg version prints the version, as --version does', async () => {
+test('amsg version names the release; --version prints the bare version', async () => {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string; releaseDate: string };
+  expect(pkg.releaseDate).toMatch(/^\d{4}-\d{2}-\d{2}$/);
   const version = await execa('node', [BIN, 'version'], { env, reject: false });
   const flag = await execa('node', [BIN, '--version'], { env, reject: false });
   expect(version.exitCode).toBe(0);
-  expect(version.stdout).toMatch(/^\d+\.\d+\.\d+$/);
-  expect(version.stdout).toBe(flag.stdout);
-  expect(JSON.parse((await execa('node', [BIN, 'version', '--json'], { env })).stdout)).toEqual({ version: version.stdout });
+  expect(version.stdout).toBe(`amsg ${pkg.version} (${pkg.releaseDate})`);
+  expect(flag.stdout).toMatch(/^\d+\.\d+\.\d+$/);
+  expect(flag.stdout).toBe(pkg.version);
+  expect(JSON.parse((await execa('node', [BIN, 'version', '--json'], { env })).stdout)).toEqual({
+    version: pkg.version,
+    released: pkg.releaseDate,
+  });
+  // The changelog has an entry for the release `amsg version` names.
+  expect(readFileSync(join(root, 'CHANGELOG.md'), 'utf8')).toContain(`## [${pkg.version}] - ${pkg.releaseDate}`);
 });
 
 test('amsg completion bash completes commands, flags and enumerated values', async () => {
@@ -163,9 +171,8 @@ test('npm pack gives a package that runs from the PATH outside the clone', async
     execa('amsg', args, { cwd: elsewhere, env: { ...env, PATH: `${join(prefix, 'bin')}:${process.env.PATH}` }, reject: false });
   const version = await run('version');
   expect(version.exitCode, version.stderr).toBe(0);
-  expect(version.stdout).toBe(
-    JSON.parse((await execa('node', ['-p', 'JSON.stringify(require("./package.json").version)'], { cwd: root })).stdout),
-  );
+  const released = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string; releaseDate: string };
+  expect(version.stdout).toBe(`amsg ${released.version} (${released.releaseDate})`);
   const init = await run('init', '--json');
   expect(init.exitCode, init.stderr).toBe(0);
   const added = await run('members', 'add', 'ada@example.com', '--group', 'Newsletter', '--json');
