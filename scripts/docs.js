@@ -39,7 +39,11 @@ async function loadSources() {
     platform: 'node',
     format: 'cjs',
     target: 'node20',
-    packages: 'external',
+    // As scripts/build.js bundles the CLI: packages in (an ES-module-only package a command
+    // imports would not load through require()); out, as there, native addons, Ink's devtools
+    // hook and the live views' ES module (Ink waits at its top level, which CommonJS cannot).
+    external: ['*.node', 'react-devtools-core', './ink-react.js'],
+    supported: { 'dynamic-import': false },
     logLevel: 'silent',
     // src/version.ts reads ../package.json relative to its own URL: any file of src/ will do.
     define: { 'import.meta.url': '__docsModuleUrl' },
