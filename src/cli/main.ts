@@ -1,5 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
-import { EXIT, failureText, wantsJsonErrors } from './context.js';
+import { EXIT, examples, failureText, RELEASE, wantsJsonErrors } from './context.js';
 import { STDERR, STDOUT } from './stdio.js';
 
 import * as init from '../../commands/init.js';
@@ -63,7 +63,7 @@ const COMMANDS: Record<string, [description: string, module: { register(cmd: Com
   config: ['configuration profiles', config],
   api: ['the raw service interface: OpenAPI document, single requests', api],
   completion: ['print a shell completion script: amsg completion bash|zsh|fish', completion],
-  version: ['print the version (as --version does)', versionCommand],
+  version: ['print the version and its release date (--version prints the version alone)', versionCommand],
 };
 
 /** Global options that take a value, so the command name can be found after them. */
@@ -129,15 +129,14 @@ Modes: local (default) runs the service in-process over ./amsg.db; remote when a
 base URL is given by --base-url, AMSG_BASE_URL or the profile.
 
 Exit codes: 0 ok, 1 the service refused, 2 bad usage, 3 cannot reach the service,
-4 finished with row-level errors.
-
-Examples:
-  $ amsg init
-  $ amsg members add ada@example.com --field first_name=Ada --group Newsletter
-  $ amsg members list --output table
-  $ AMSG_BASE_URL=http://127.0.0.1:8080 AMSG_API_KEY=pub:priv amsg members list --json
-`,
+4 finished with row-level errors.`,
   );
+  examples(program, [
+    'amsg init',
+    'amsg members add ada@example.com --field first_name=Ada --group Newsletter',
+    'amsg members list --output table',
+    'AMSG_BASE_URL=http://127.0.0.1:8080 AMSG_API_KEY=pub:priv amsg members list --json',
+  ]);
   const wanted = commandName(args);
   for (const [name, [description, module]] of Object.entries(COMMANDS)) {
     const cmd = program.command(name).description(description);
@@ -154,7 +153,8 @@ Examples:
   return program;
 }
 
-export async function main(argv: string[], version: string): Promise<void> {
+export async function main(argv: string[], version: string, releaseDate?: string): Promise<void> {
+  RELEASE.date = releaseDate;
   const program = buildProgram(version, argv.slice(2));
   try {
     await program.parseAsync(argv);
