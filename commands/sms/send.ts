@@ -5,7 +5,7 @@ import { action, dryRunOption, examples, EXIT, type RunContext } from '../../src
 import { numericId } from '../mailings/shared.js';
 import { CAMPAIGN_COLUMNS } from './shared.js';
 
-/** The send_status letters (the README's table). */
+/** The send_status letters (the table in docs/guide/sms.md). */
 const STATUS_NAMES: Record<string, string> = {
   d: 'draft',
   s: 'scheduled',

@@ -10,7 +10,7 @@ export function register(webhooks: Command) {
     'after',
     `
 A webhook is a URL that gets one event type, signed (x-amsg-signature: t=…,v1=… HMAC-SHA256 of
-"t.body" keyed with its secret; the README has a verifier). Deliveries are retried 8 times over about
+"t.body" keyed with its secret; docs/guide/webhooks.md has a verifier). Deliveries are retried 8 times over about
 a day; each delivery is in the log (deliveries) and can be sent again (replay).
 `,
   );
