@@ -197,7 +197,11 @@ export class Router {
       return result instanceof Promise ? result.then(answer) : answer(result);
     }
     // The ignored keys are named on every answer, an error too: a typo may be its cause.
-    const named = (r: ApiResponse): ApiResponse => ({ ...r, ignored, headers: { ...r.headers, [IGNORED_HEADER]: ignored.join(', ') } });
+    // Encoded before the handler runs: a name is request data, and a header value that
+    // node refuses would be found only after the handler's writes (see headerSafeName).
+    const safeNames = ignored.map(headerSafeName);
+    const header = safeNames.join(', ');
+    const named = (r: ApiResponse): ApiResponse => ({ ...r, ignored: safeNames, headers: { ...r.headers, [IGNORED_HEADER]: header } });
     let result: unknown;
     try {
       result = route.handler(input);
@@ -221,6 +225,27 @@ export class Router {
     const methods: Method[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
     return methods.filter((m) => findRoute(this.matcher, m, path));
   }
+}
+
+/** Printable ASCII but `%` (the escape) and `,` (the separator of the header's list). */
+const PLAIN_NAME = /^[\x20-\x24\x26-\x2b\x2d-\x7e]*$/;
+const PLAIN_CHAR = /^[\x20-\x24\x26-\x2b\x2d-\x7e]$/;
+
+/**
+ * A parameter name as it can go into a header and a log line: a header value is
+ * Latin-1 without control characters (node throws on anything else), and a name is
+ * whatever a client sent (`北京`, a lone surrogate, `a\nb`). Each other character is
+ * percent-encoded as UTF-8 (a lone surrogate as U+FFFD), so `北京` reads
+ * `%E5%8C%97%E4%BA%AC` as it would in a URL.
+ */
+export function headerSafeName(name: string): string {
+  if (PLAIN_NAME.test(name)) return name;
+  let out = '';
+  for (const ch of name)
+    out += PLAIN_CHAR.test(ch)
+      ? ch
+      : Array.from(Buffer.from(ch, 'utf8'), (b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+  return out;
 }
 
 /** The first literal segment of a route's path if it is the first or second segment (all of the table's are). */
