@@ -7,7 +7,7 @@ import { afterCommit, commitTurn, type Db } from '../store/db.js';
 import type { Clock } from '../service/clock.js';
 import type { Actor } from '../service/context.js';
 import type { ImportWriter } from '../service/imports/import-writer.js';
-import { authenticate } from '../service/accounts/accounts.js';
+import { authenticate, initAccountId, isSandboxOwner } from '../service/accounts/accounts.js';
 import { TableMemo } from '../store/memo.js';
 import { Router, type ApiRequest, type ApiResponse } from '../api/router.js';
 import { jsonText } from '../api/json-text.js';
@@ -400,7 +400,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       const wait = limiter?.hit(credentials(header!)![0], Date.now());
       if (wait)
         return answerUnread(req, res, { status: 403, body: { error: 'Rate Limit Exceeded' } }, { 'retry-after': String(wait) }, lingering);
-      if (rawPath === SANDBOX_RESET_PATH) return sandboxReset(req, res, actor.role);
+      if (rawPath === SANDBOX_RESET_PATH) return sandboxReset(req, res, actor);
       const query: Record<string, string> = {};
       // A repeated key (import_ids=1&import_ids=2, as Python's requests writes a list) is one comma list.
       if (q >= 0)
@@ -421,17 +421,21 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     }
   });
   /**
-   * `POST /_sandbox/reset`: the owner's key only (it replaces every account's data),
+   * `POST /_sandbox/reset`: the sandbox owner's key only (it replaces every account's data, so
+   * not a sub-account owner's, who owns one account of it),
    * answered once the starting state is back. Requests that arrive meanwhile wait on
    * SQLite's lock and then see the restored state.
    */
-  const sandboxReset = (req: http.IncomingMessage, res: http.ServerResponse, role: string) => {
+  const sandboxReset = (req: http.IncomingMessage, res: http.ServerResponse, actor: Actor) => {
     req.resume();
     if (req.method !== 'POST') return send(res, { status: 405, body: { error: `${SANDBOX_RESET_PATH} takes POST` } }, { allow: 'POST' });
-    if (role !== 'owner')
+    if (!isSandboxOwner(opts.db, actor))
       return send(res, {
         status: 403,
-        body: { error: `forbidden: ${SANDBOX_RESET_PATH} needs the owner's key (it restores every account)`, access: 'owner' },
+        body: {
+          error: `forbidden: ${SANDBOX_RESET_PATH} needs the key of the sandbox's owner, an owner of account ${initAccountId(opts.db)} (the account amsg init made): it restores every account`,
+          access: 'sandbox owner',
+        },
       });
     if (!opts.sandboxReset)
       return send(res, {
