@@ -1,7 +1,7 @@
 // This module is itself loaded lazily (client/api.ts), so the engine it imports
 // costs nothing to remote commands.
 import { initializeLocal, openLocal, type LocalService } from '../api/local.js';
-import { ApiError } from '../errors.js';
+import { ApiError, parseWindowCut, WINDOW_CUT_HEADER, type WindowCut } from '../errors.js';
 import { existsSync } from 'node:fs';
 import { ConnectionError, queryString, type ApiCall, type Download, type Transport } from './transport.js';
 import { jsonText } from '../api/json-text.js';
@@ -69,8 +69,12 @@ export class LocalTransport implements Transport {
     await deliverWebhooks(WEBHOOK_BUDGET_MS);
     const body = res.body === undefined ? undefined : JSON.parse(jsonText(res.body));
     if (res.status >= 400) throw ApiError.fromResponse(res.status, body);
+    const cut = parseWindowCut(res.headers?.[WINDOW_CUT_HEADER]);
+    if (cut) this.onWindowCut?.(cut);
     return body;
   }
+
+  onWindowCut?: (cut: WindowCut) => void;
 
   async advance(budgetMs: number): Promise<void> {
     const { advanceJobs, deliverWebhooks } = await this.open();

@@ -211,6 +211,20 @@ function mayActOn(actor: Actor, user: { user_id: number; role: Role }): boolean 
   return mayManageUsers(actor) && ROLE_RANK[user.role] < ROLE_RANK[actor.role];
 }
 
+/**
+ * The sandbox's owner (`POST /_sandbox/reset`, which restores every account): an owner
+ * of the account `amsg init` made, the first one (the HQ when there are sub-accounts).
+ * A sub-account's owner owns only that account, so is not.
+ */
+export function isSandboxOwner(db: Db, actor: Actor): boolean {
+  return actor.role === 'owner' && actor.account_id === initAccountId(db);
+}
+
+/** The account `amsg init` made: the first one (initialize makes it when there is none). */
+export function initAccountId(db: Db): number | undefined {
+  return (stmt(db, 'SELECT account_id FROM accounts ORDER BY account_id LIMIT 1').get() as { account_id: number } | undefined)?.account_id;
+}
+
 export function createUser(ctx: Ctx, input: { email: string; role: Role; billing_access?: boolean; manage_users?: boolean }): UserRecord {
   if (!mayManageUsers(ctx.actor)) throw forbidden('only owners and managers with manage_users may add users');
   if (ROLE_RANK[input.role] >= ROLE_RANK[ctx.actor.role] && ctx.actor.role !== 'owner')
