@@ -15,6 +15,7 @@ import {
   searchId,
   subscriptionId,
 } from '../src/cli/resolve.js';
+import { registerTest } from './mailings-test.js';
 
 const MAILING_COLUMNS = [
   'mailing_id',
@@ -789,4 +790,5 @@ export function register(mailings: Command) {
       'amsg mailings recipients --segment 7 --suppressed-segment 9 --json',
     ],
   );
+  registerTest(mailings);
 }

@@ -94,7 +94,7 @@ export class RunContext {
     return (this.apiPromise ??= (async () => {
       const s = this.settings;
       if (s.mode === 'remote' && !anonymous) checkApiKey(s.apiKey);
-      const api = await connect(s);
+      const api = await connect(s, { note: (m) => this.note(m) });
       this.note(
         s.mode === 'local' ? `acting on local database ${s.db} (account ${s.account})` : `acting on ${s.baseUrl} (account ${s.account})`,
       );
