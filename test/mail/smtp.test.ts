@@ -383,3 +383,24 @@ describe('SMTP URLs', () => {
     expect(maskSmtpUrl('smtp://user:hunter2@h:25')).toBe('smtp://user:••••@h:25');
   });
 });
+
+describe('query plans', () => {
+  it("the deliverer finds due and held messages along the outbox's partial indexes, and a send batch reads its own messages by key", () => {
+    const plan = (sql: string) => (s.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((p) => p.detail).join('; ');
+    expect(
+      plan("SELECT * FROM mail_outbox WHERE status = 'q' AND next_attempt_at <= '2026' ORDER BY next_attempt_at, mail_id LIMIT 64"),
+    ).toBe('SEARCH mail_outbox USING INDEX mail_outbox_due (next_attempt_at<?)');
+    expect(plan("SELECT * FROM mail_outbox WHERE lease_pid IS NOT NULL AND status = 'q' LIMIT 64")).toBe(
+      'SEARCH mail_outbox USING INDEX mail_outbox_leased (lease_pid>?)',
+    );
+    expect(plan("SELECT MIN(next_attempt_at) FROM mail_outbox WHERE status = 'q'")).toMatch(/mail_outbox_due/);
+    expect(plan('SELECT * FROM mail_outbox WHERE account_id = 1 ORDER BY mail_id DESC LIMIT 500 OFFSET 0')).toBe(
+      'SEARCH mail_outbox USING INDEX mail_outbox_account (account_id=?)',
+    );
+    expect(
+      plan(
+        "SELECT mm.member_id FROM mailing_messages mm WHERE mm.mailing_id = 1 AND mm.member_id > 5 AND mm.member_id <= 10 AND EXISTS (SELECT 1 FROM json_each('[]') WHERE lower(mm.email) GLOB json_each.value)",
+      ),
+    ).toMatch(/^SEARCH mm USING PRIMARY KEY \(mailing_id=\? AND member_id>\? AND member_id<\?\)/);
+  });
+});

@@ -31,6 +31,7 @@ import { commitTurn, type Db } from '../../store/db.js';
 import { beforeWrite, stmt } from '../../store/statements.js';
 import { stamp, type Clock } from '../clock.js';
 import type { Ctx } from '../context.js';
+import { LIMIT_BOUND } from '../paging.js';
 import { localActor } from '../accounts/accounts.js';
 import { recordEngagement } from '../mailings/engagement.js';
 import { composeSend, type ComposedMessage, type MailKind } from './outbox.js';
@@ -186,15 +187,14 @@ export class MailDeliverer {
     const rows = (
       stmt(
         this.db,
-        `SELECT ${COLUMNS} FROM mail_outbox WHERE status = 'q' AND next_attempt_at <= ? ORDER BY next_attempt_at, mail_id LIMIT ?`,
+        `SELECT ${COLUMNS} FROM mail_outbox WHERE status = 'q' AND next_attempt_at <= ? ORDER BY next_attempt_at, mail_id ${LIMIT_BOUND}`,
       ).all(now, limit + this.inflight.size) as Row[]
     ).filter((r) => !this.inflight.has(r.mail_id));
     if (rows.length < limit) {
       const seen = new Set(rows.map((r) => r.mail_id));
-      for (const r of stmt(
-        this.db,
-        `SELECT ${COLUMNS} FROM mail_outbox WHERE lease_pid IS NOT NULL AND status = 'q' ORDER BY mail_id LIMIT ?`,
-      ).all(limit + this.inflight.size) as Row[]) {
+      for (const r of stmt(this.db, `SELECT ${COLUMNS} FROM mail_outbox WHERE lease_pid IS NOT NULL AND status = 'q' ${LIMIT_BOUND}`).all(
+        limit + this.inflight.size,
+      ) as Row[]) {
         if (rows.length >= limit) break;
         if (seen.has(r.mail_id) || this.inflight.has(r.mail_id)) continue;
         if (r.lease_pid === process.pid || !alive(r.lease_pid!)) rows.push(r);
