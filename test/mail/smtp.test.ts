@@ -3,7 +3,7 @@ import { makeService, type TestService } from '../helpers.js';
 import { addMember, createField, createGroups, ok } from '../api/util.js';
 import { advanceJobs } from '../../src/service/jobs.js';
 import { configureMail, type MailSettings } from '../../src/service/mail/settings.js';
-import { MailDeliverer, MAX_ATTEMPTS } from '../../src/service/mail/deliver.js';
+import { DUE_SQL, HELD_SQL, MailDeliverer, MAX_ATTEMPTS } from '../../src/service/mail/deliver.js';
 import { parseSmtpUrl, maskSmtpUrl, SmtpUrlError } from '../../src/client/smtp-url.js';
 import { answerMailLink } from '../../src/api/mail-links.js';
 import { header, PASS, smtpError, startSmtp, type TestSmtp } from './smtp-server.js';

@@ -34,7 +34,7 @@ import type { Ctx } from '../context.js';
 import { LIMIT_BOUND } from '../paging.js';
 import { localActor } from '../accounts/accounts.js';
 import { recordEngagement } from '../mailings/engagement.js';
-import { composeSend, type ComposedMessage, type MailKind } from './outbox.js';
+import { sendComposer, type ComposedMessage, type FrozenMessage, type MailKind } from './outbox.js';
 import type { MailSettings } from './settings.js';
 
 export const MAX_ATTEMPTS = 15;
@@ -57,6 +57,10 @@ export interface MailDeliverOptions {
 }
 
 interface Row {
+  /** A mailing's own send: its frozen message (read with the row), or null when the message is gone. */
+  frozen_email?: string | null;
+  content_mailing_id?: number | null;
+  merge_values?: string | null;
   mail_id: number;
   account_id: number;
   kind: MailKind;
@@ -97,8 +101,14 @@ function alive(pid: number): boolean {
   }
 }
 
-const COLUMNS =
-  'mail_id, account_id, kind, mailing_id, member_id, to_email, subject, message, message_id, attempts, next_attempt_at, lease_pid';
+const COLUMNS = `o.mail_id, o.account_id, o.kind, o.mailing_id, o.member_id, o.to_email, o.subject, o.message, o.message_id, o.attempts,
+   o.next_attempt_at, o.lease_pid, mm.email AS frozen_email, mm.content_mailing_id, mm.merge_values`;
+/** A send's frozen message comes with its row: one lookup by key, not a statement of its own per message. */
+const FROM = `mail_outbox o LEFT JOIN mailing_messages mm ON o.kind = 'send' AND mm.mailing_id = o.mailing_id AND mm.member_id = o.member_id`;
+/** What is due, oldest first (along mail_outbox_due). */
+export const DUE_SQL = `SELECT ${COLUMNS} FROM ${FROM} WHERE o.status = 'q' AND o.next_attempt_at <= ? ORDER BY o.next_attempt_at, o.mail_id ${LIMIT_BOUND}`;
+/** What a process holds (along mail_outbox_leased): whether its process is gone is asked of each. */
+export const HELD_SQL = `SELECT ${COLUMNS} FROM ${FROM} WHERE o.lease_pid IS NOT NULL AND o.status = 'q' ${LIMIT_BOUND}`;
 
 type Nodemailer = typeof import('nodemailer');
 let nodemailer: Promise<Nodemailer> | undefined;
@@ -184,17 +194,10 @@ export class MailDeliverer {
   /** Due messages, oldest first, and messages held by a process that is gone (or by this one, which no longer sends them). */
   private due(limit: number): Row[] {
     const now = stamp(this.clock.now());
-    const rows = (
-      stmt(
-        this.db,
-        `SELECT ${COLUMNS} FROM mail_outbox WHERE status = 'q' AND next_attempt_at <= ? ORDER BY next_attempt_at, mail_id ${LIMIT_BOUND}`,
-      ).all(now, limit + this.inflight.size) as Row[]
-    ).filter((r) => !this.inflight.has(r.mail_id));
+    const rows = (stmt(this.db, DUE_SQL).all(now, limit + this.inflight.size) as Row[]).filter((r) => !this.inflight.has(r.mail_id));
     if (rows.length < limit) {
       const seen = new Set(rows.map((r) => r.mail_id));
-      for (const r of stmt(this.db, `SELECT ${COLUMNS} FROM mail_outbox WHERE lease_pid IS NOT NULL AND status = 'q' ${LIMIT_BOUND}`).all(
-        limit + this.inflight.size,
-      ) as Row[]) {
+      for (const r of stmt(this.db, HELD_SQL).all(limit + this.inflight.size) as Row[]) {
         if (rows.length >= limit) break;
         if (seen.has(r.mail_id) || this.inflight.has(r.mail_id)) continue;
         if (r.lease_pid === process.pid || !alive(r.lease_pid!)) rows.push(r);
@@ -240,17 +243,37 @@ export class MailDeliverer {
     return this.transporter;
   }
 
+  /** Composers of the mailings being sent (their templates compiled once), by mailing. */
+  private readonly composers = new Map<number, (row: FrozenMessage) => ComposedMessage>();
+
   private compose(row: Row): ComposedMessage {
     if (row.message !== null) return JSON.parse(row.message) as ComposedMessage;
-    const ctx: Ctx = { db: this.db, clock: this.clock, actor: localActor(this.db, row.account_id), accountId: row.account_id };
-    return composeSend(ctx, row.mailing_id!, row.member_id!);
+    if (row.merge_values == null) throw new Error(`no message of mailing ${row.mailing_id} for member ${row.member_id} (purged?)`);
+    let compose = this.composers.get(row.mailing_id!);
+    if (!compose) {
+      if (this.composers.size >= 16) this.composers.clear();
+      const ctx: Ctx = { db: this.db, clock: this.clock, actor: localActor(this.db, row.account_id), accountId: row.account_id };
+      compose = sendComposer(ctx, row.mailing_id!);
+      this.composers.set(row.mailing_id!, compose);
+    }
+    return compose({
+      content_mailing_id: row.content_mailing_id!,
+      member_id: row.member_id!,
+      email: row.frozen_email!,
+      merge_values: row.merge_values,
+    });
   }
 
   private async send(row: Row): Promise<Outcome> {
-    let subject = row.subject;
+    let message: ComposedMessage;
     try {
-      const message = this.compose(row);
-      subject = message.subject;
+      message = this.compose(row);
+    } catch (err) {
+      // Nothing to send (its mailing or member purged since): no retry makes it composable.
+      return this.outcome(row, row.subject, { ok: false, permanent: true, reply: `not sent: ${(err as Error).message}` });
+    }
+    const subject = message.subject;
+    try {
       const transporter = await this.transport();
       const info = (await transporter.sendMail(mailOptions(row, message, this.clock.now()))) as { response?: string };
       return this.outcome(row, subject, { ok: true, reply: info.response ?? '250 accepted' });

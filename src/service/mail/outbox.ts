@@ -24,7 +24,7 @@ import type { Ctx } from '../context.js';
 import { LIMIT_OFFSET, type Window, windowOf } from '../paging.js';
 import { FieldCatalog, type FieldRecord } from '../audience/fields.js';
 import { rowByEmail, setStatuses } from '../audience/members.js';
-import { mailingRow, RenderedMessage, VIEW_BASE, type MailingRow } from '../mailings/mailings.js';
+import { compileContent, mailingRow, messageValues, RenderedMessage, VIEW_BASE, type MailingRow } from '../mailings/mailings.js';
 import { allowGlob, mailSettings, type MailSettings } from './settings.js';
 
 export type MailKind = 'test' | 'headsup' | 'confirm' | 'send';
@@ -109,16 +109,39 @@ export function composeMailing(
   };
 }
 
-/** The message of a mailing's own send to one member, from the row the send froze. */
-export function composeSend(ctx: Ctx, mailingId: number, memberId: number): ComposedMessage {
+/** A frozen message of a mailing's own send (mailing_messages), as the deliverer reads it with its outbox row. */
+export interface FrozenMessage {
+  content_mailing_id: number;
+  member_id: number;
+  email: string;
+  merge_values: string;
+}
+
+/**
+ * Composes the messages of one mailing's own send from their frozen rows, its templates
+ * compiled once (a deliverer keeps one per mailing while it sends).
+ */
+export function sendComposer(ctx: Ctx, mailingId: number): (row: FrozenMessage) => ComposedMessage {
   const mailing = mailingRow(ctx, mailingId);
-  const row = stmt(
-    ctx.db,
-    'SELECT content_mailing_id, member_id, email, merge_values FROM mailing_messages WHERE mailing_id = ? AND member_id = ?',
-  ).get(mailingId, memberId) as { content_mailing_id: number; member_id: number; email: string; merge_values: string } | undefined;
-  if (!row) throw notFound(`no message of mailing ${mailingId} for member ${memberId}`);
-  const content = row.content_mailing_id === mailingId ? mailing : mailingRow(ctx, row.content_mailing_id);
-  return composeMailing(mailing, new RenderedMessage(mailing, content, row));
+  const names = JSON.parse(mailing.merge_fields ?? '{}') as Record<string, string>;
+  const compiled = new Map<number, ReturnType<typeof compileContent>>();
+  return (row) => {
+    let parts = compiled.get(row.content_mailing_id);
+    if (!parts) {
+      parts = compileContent(row.content_mailing_id === mailingId ? mailing : mailingRow(ctx, row.content_mailing_id));
+      compiled.set(row.content_mailing_id, parts);
+    }
+    const v = messageValues(mailing, names, row);
+    return {
+      from: mailing.sender,
+      reply_to: mailing.reply_to,
+      subject: parts.subject(v),
+      text: parts.plaintext(v),
+      html: parts.html(v),
+      list_unsubscribe: unsubscribeTargets(v.optout_url, mailing.account_id, mailing.mailing_id, v.member_id),
+      webview_url: v.webview_url,
+    };
+  };
 }
 
 /** What a field shows in a test send without a member: a value of its type, plainly a sample. */
