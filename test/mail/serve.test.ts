@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
@@ -188,6 +188,40 @@ describe('amsg serve --smtp', () => {
     const done = await fetch(link, { method: 'POST' });
     expect(await done.text()).toContain('<strong>new@example.test</strong> is confirmed');
     expect((await fetch(`${s.url}/_mail/confirm/${'f'.repeat(32)}`, { method: 'POST' })).status).toBe(404);
+  }, 60_000);
+});
+
+describe('fast start', () => {
+  /**
+   * The files a command reads whose path names nodemailer: bin/amsg.js reads the vendor
+   * file itself (to compile it from its code cache), so a preload that watches readFileSync
+   * sees it where the require cache would not.
+   */
+  async function nodemailerReads(args: string[], extra: Record<string, string>) {
+    const hook = join(dir, 'watch-reads.cjs');
+    const out = join(dir, `reads-${++n}.txt`);
+    writeFileSync(
+      hook,
+      `const fs = require('node:fs'); const read = fs.readFileSync; const seen = [];
+fs.readFileSync = function (p, ...rest) { if (String(p).includes('nodemailer')) seen.push(String(p)); return read.call(this, p, ...rest); };
+process.on('exit', () => fs.writeFileSync(process.env.READS_OUT, seen.join('\\n')));`,
+    );
+    await execa('node', ['--require', hook, BIN, ...args], { env: env({ ...extra, READS_OUT: out }), reject: false });
+    return readFileSync(out, 'utf8').split('\n').filter(Boolean);
+  }
+
+  it('a plain local command with an SMTP server set, and --version, read no nodemailer; a command with mail to send does', async () => {
+    const { db, auth } = await newDb();
+    const smtpEnv = { AMSG_DB: db, AMSG_SMTP_URL: 'smtp://u:p@127.0.0.1:1' };
+    expect(await nodemailerReads(['members', 'list', '--json'], smtpEnv)).toEqual([]);
+    expect(await nodemailerReads(['--version'], smtpEnv)).toEqual([]);
+    // The control: a test send delivers before the command ends, and loads it.
+    const s = await serve(db, auth, []);
+    const { mailing_id } = (await call(s, 'POST', '/1/mailings', MAILING)).body;
+    s.proc.kill('SIGTERM');
+    await s.proc;
+    const reads = await nodemailerReads(['mailings', 'test', String(mailing_id), '--to', 'q@desk.example'], smtpEnv);
+    expect(reads.some((f) => f.endsWith('dist/nodemailer.cjs'))).toBe(true);
   }, 60_000);
 });
 

@@ -451,7 +451,9 @@ export class MailDeliverer {
       this.flush();
       this.pump();
       if (this.inflight.size === 0) {
-        // Due again within the budget (a quick retry) is worth waiting for; later is the next process's.
+        // A server that cannot be reached now will not be in a second either: what is left is the next process's.
+        if (this.unreachable) break;
+        // Due again within the budget (a quick retry after a 4xx) is worth waiting for; later is the next process's.
         const next = stmt(this.db, "SELECT MIN(next_attempt_at) FROM mail_outbox WHERE status = 'q'").pluck().get() as string | null;
         if (next === null || Date.parse(`${next.slice(0, 23)}Z`) - this.clock.now().getTime() > deadline - Date.now()) break;
         const before = this.clock.now().getTime();
