@@ -387,11 +387,12 @@ describe('SMTP URLs', () => {
 describe('query plans', () => {
   it("the deliverer finds due and held messages along the outbox's partial indexes, and a send batch reads its own messages by key", () => {
     const plan = (sql: string) => (s.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((p) => p.detail).join('; ');
-    expect(
-      plan("SELECT * FROM mail_outbox WHERE status = 'q' AND next_attempt_at <= '2026' ORDER BY next_attempt_at, mail_id LIMIT 64"),
-    ).toBe('SEARCH mail_outbox USING INDEX mail_outbox_due (next_attempt_at<?)');
-    expect(plan("SELECT * FROM mail_outbox WHERE lease_pid IS NOT NULL AND status = 'q' LIMIT 64")).toBe(
-      'SEARCH mail_outbox USING INDEX mail_outbox_leased (lease_pid>?)',
+    // The deliverer's own statements, with values in place of their parameters.
+    expect(plan(DUE_SQL.replace('?', "'2026'").replace('?', '64'))).toBe(
+      'SEARCH o USING INDEX mail_outbox_due (next_attempt_at<?); SEARCH mm USING PRIMARY KEY (mailing_id=? AND member_id=?) LEFT-JOIN',
+    );
+    expect(plan(HELD_SQL.replace('?', '64'))).toBe(
+      'SEARCH o USING INDEX mail_outbox_leased (lease_pid>?); SEARCH mm USING PRIMARY KEY (mailing_id=? AND member_id=?) LEFT-JOIN',
     );
     expect(plan("SELECT MIN(next_attempt_at) FROM mail_outbox WHERE status = 'q'")).toMatch(/mail_outbox_due/);
     expect(plan('SELECT * FROM mail_outbox WHERE account_id = 1 ORDER BY mail_id DESC LIMIT 500 OFFSET 0')).toBe(

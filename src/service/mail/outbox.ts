@@ -18,7 +18,7 @@
 import { randomBytes } from 'node:crypto';
 import { inTransaction } from '../../store/db.js';
 import { stmt } from '../../store/statements.js';
-import { ApiError, badRequest, notFound } from '../../errors.js';
+import { ApiError, badRequest } from '../../errors.js';
 import { stamp } from '../clock.js';
 import type { Ctx } from '../context.js';
 import { LIMIT_OFFSET, type Window, windowOf } from '../paging.js';
