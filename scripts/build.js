@@ -58,6 +58,8 @@ const VENDOR = {
     'undici/lib/core/errors.js',
   ],
   'faker.cjs': ['@faker-js/faker/locale/en'],
+  // Real mail over SMTP (src/service/mail/deliver.ts): only a process with mail to send loads it.
+  'nodemailer.cjs': ['nodemailer'],
 };
 const vendorOf = new Map(Object.entries(VENDOR).flatMap(([file, specifiers]) => specifiers.map((s) => [s, file])));
 const vendorFiles = {

@@ -9,6 +9,7 @@ import * as subscriptions from '../../commands/subscriptions.js';
 import * as searches from '../../commands/searches.js';
 import * as fields from '../../commands/fields.js';
 import * as webhooks from '../../commands/webhooks/index.js';
+import * as mail from '../../commands/mail.js';
 import * as keys from '../../commands/keys.js';
 import * as users from '../../commands/users.js';
 import * as accounts from '../../commands/accounts.js';
@@ -54,6 +55,7 @@ const COMMANDS: Record<string, [description: string, module: { register(cmd: Com
   workflows: ['workflows that ingested events run', workflows],
   fields: ['custom member fields', fields],
   webhooks: ['webhooks: register, deliveries and replays, sample events, listen for events locally', webhooks],
+  mail: ['real mail out over SMTP: the log of what went (amsg mail log)', mail],
   keys: ['API key pairs', keys],
   users: ['users of the account, with roles and permissions', users],
   seed: ['seed the account from fixture files (JSON or YAML): names resolved, idempotent, ids printed', seed],

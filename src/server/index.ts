@@ -5,6 +5,8 @@ import { advanceJobs } from '../service/jobs.js';
 import { ImportWriter } from '../service/imports/import-writer.js';
 import { preferAccepting } from '../service/events/workflows.js';
 import { Deliverer } from '../service/webhooks/deliver.js';
+import { configureMail, type MailSettings } from '../service/mail/settings.js';
+import type { MailDeliverOptions } from '../service/mail/deliver.js';
 import { startServer, type RunningServer } from './server.js';
 import { restoreSnapshot, takeSnapshot } from '../store/snapshot.js';
 import { checkOncePerTurn } from '../store/memo.js';
@@ -27,6 +29,8 @@ export interface ServeRequest {
   strict?: boolean;
   /** The import writer to use (tests give one with the built thread script); by default the one for `db`. */
   importWriter?: ImportWriter;
+  /** Real mail out over SMTP (--smtp, --smtp-allow); the links of its confirmations point at this server. */
+  mail?: Omit<MailSettings, 'publicUrl'> & { deliver?: MailDeliverOptions };
 }
 
 /**
@@ -88,6 +92,23 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
   // Webhook posts go out in the background too, woken by each event this process fires.
   const deliverer = new Deliverer(db, clock);
   deliverer.start();
+  // And mail, when there is an SMTP server: nodemailer loads with the first message due.
+  let mailer: import('../service/mail/deliver.js').MailDeliverer | undefined;
+  if (req.mail) {
+    const { deliver, ...settings } = req.mail;
+    configureMail(db, { ...settings, publicUrl: running.url });
+    const { MailDeliverer } = await import('../service/mail/deliver.js');
+    mailer = new MailDeliverer(
+      db,
+      clock,
+      { ...settings, publicUrl: running.url },
+      {
+        report: (line) => process.stderr.write(`amsg: ${line}\n`),
+        ...deliver,
+      },
+    );
+    mailer.start();
+  }
   return {
     ...running,
     created: init.created ? { public_key: init.public_key!, private_key: init.private_key! } : undefined,
@@ -96,6 +117,7 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
       if (immediate) clearImmediate(immediate);
       await running.close();
       await deliverer.stop();
+      await mailer?.stop();
       await importWriter?.close();
       commitTurn(db);
       db.close();

@@ -12,6 +12,7 @@ import { TableMemo } from '../store/memo.js';
 import { Router, type ApiRequest, type ApiResponse } from '../api/router.js';
 import { jsonText } from '../api/json-text.js';
 import { openapiDocument } from '../api/openapi.js';
+import { answerMailLink, isMailLink } from '../api/mail-links.js';
 import { VERSION } from '../version.js';
 import { INBOUND_LIMIT, tooLarge } from '../service/events/workflows.js';
 
@@ -369,6 +370,15 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       if (req.method === 'GET' && rawPath === '/openapi.json') {
         res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
         return void res.end(openapi);
+      }
+      // An opt-in confirmation's links are followed from a mail client, with no key.
+      if (isMailLink(rawPath)) {
+        req.resume();
+        const answer = answerMailLink(opts.db, opts.clock, req.method ?? 'GET', rawPath);
+        return void afterCommit(opts.db, () => {
+          res.writeHead(answer.status, { 'content-type': 'text/html; charset=utf-8', ...(answer.allow ? { allow: answer.allow } : {}) });
+          res.end(answer.html);
+        });
       }
       const header = req.headers.authorization;
       // A known pair is not decoded and hashed again until a key or a user changes (a

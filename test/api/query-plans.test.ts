@@ -38,6 +38,7 @@ const LARGE_TABLES = [
   'webhook_deliveries',
   'webhook_events',
   'webhook_attempts',
+  'mail_outbox',
 ];
 
 let s: TestService;
@@ -253,6 +254,10 @@ const ROUTES: ListRoute[] = [
   { path: '/1/webhooks/deliveries', query: { webhook_id: '{webhook}' } },
   { path: '/1/webhooks/deliveries', query: { webhook_id: '{webhook}', status: 'p' } },
   { path: '/1/webhooks/deliveries', query: { count: 'true', status: 'p' } },
+  // The SMTP mail log (newest first).
+  { path: '/1/mail/log' },
+  { path: '/1/mail/log', query: { start: '1', end: '3' } },
+  { path: '/1/mail/log', query: { count: 'true' } },
   // Field relationships (a field belongs to one at most, so they are few).
   { path: '/1/fields/relationships' },
 ];

@@ -7,6 +7,7 @@ import { FieldCatalog } from './fields.js';
 import { requireGroups } from './groups.js';
 import { LIMIT_OFFSET_NAMED, type Window, windowOf } from '../paging.js';
 import { emitEvent, emitMembers, memberList, membersWhere } from '../webhooks/webhooks.js';
+import { queueConfirmation } from '../mail/outbox.js';
 
 export const MEMBER_STATUSES = ['a', 'e', 'o', 'f'] as const;
 export type MemberStatus = (typeof MEMBER_STATUSES)[number];
@@ -277,7 +278,7 @@ export function memberRow(ctx: Ctx, memberId: number, includeDeleted = true): Me
   return row;
 }
 
-function rowByEmail(ctx: Ctx, email: string): MemberRow | undefined {
+export function rowByEmail(ctx: Ctx, email: string): MemberRow | undefined {
   return stmt(ctx.db, 'SELECT * FROM members WHERE account_id = ? AND email = ?').get(ctx.accountId, email) as MemberRow | undefined;
 }
 
@@ -725,7 +726,10 @@ export interface SignupInput {
   email: string;
   group_ids: number[];
   fields?: Record<string, unknown>;
+  opt_in_subject?: string;
   opt_in_message?: string;
+  /** The spec: the confirmation e-mail is sent unless this is false (over SMTP, when one is set: mail/outbox.ts). */
+  opt_in_confirmation?: boolean;
 }
 
 /**
@@ -754,6 +758,7 @@ export function signup(ctx: Ctx, input: SignupInput): { member_id: number; statu
     }
     const { member_id, status, added } = addMember(ctx, { email: input.email, fields: input.fields, group_ids: input.group_ids });
     emitEvent(ctx, 'member_signup', () => ({ group_ids: [...new Set(input.group_ids)], added, ...memberList(ctx, [member_id]) }));
+    if (input.opt_in_confirmation !== false) queueConfirmation(ctx, member_id, input.email.trim().toLowerCase(), input);
     return { member_id, status };
   });
 }

@@ -352,26 +352,40 @@ export class RenderedMessage {
     private readonly content: Pick<MailingRow, 'subject' | 'html_body' | 'plaintext' | 'plaintext_only'>,
     row: Pick<MessageRow, 'member_id' | 'email' | 'merge_values'>,
   ) {
-    const names = JSON.parse(sent.merge_fields ?? '{}') as Record<string, string>;
-    const fields: Record<string, unknown> = {};
-    for (const [id, value] of Object.entries(JSON.parse(row.merge_values) as Record<string, unknown>))
-      if (names[id] !== undefined) fields[names[id]] = value;
-    this.values = {
-      email: row.email,
-      member_id: row.member_id,
-      fields,
-      mailing_id: sent.mailing_id,
-      optout_url: optoutUrl(sent.account_id, sent.mailing_id, row.member_id),
-      webview_url: memberWebviewUrl(sent.account_id, sent.mailing_id, row.member_id),
-    };
+    this.values = messageValues(sent, JSON.parse(sent.merge_fields ?? '{}') as Record<string, string>, row);
   }
 
   subject = () => compileTemplate(this.content.subject)(this.values);
-  html = () =>
-    this.content.html_body === null || this.content.plaintext_only
-      ? ''
-      : compileTemplate(this.content.html_body, { escapeHtml: true })(this.values);
-  plaintext = () => (this.content.plaintext === null ? '' : compileTemplate(this.content.plaintext)(this.values));
+  html = () => compileContent(this.content).html(this.values);
+  plaintext = () => compileContent(this.content).plaintext(this.values);
+}
+
+/** The values a frozen message renders from: its field values by name (`names`: field id → shortcut name) and its links. */
+export function messageValues(
+  sent: Pick<MailingRow, 'account_id' | 'mailing_id'>,
+  names: Record<string, string>,
+  row: Pick<MessageRow, 'member_id' | 'email' | 'merge_values'>,
+): RenderValues {
+  const fields: Record<string, unknown> = {};
+  for (const [id, value] of Object.entries(JSON.parse(row.merge_values) as Record<string, unknown>))
+    if (names[id] !== undefined) fields[names[id]] = value;
+  return {
+    email: row.email,
+    member_id: row.member_id,
+    fields,
+    mailing_id: sent.mailing_id,
+    optout_url: optoutUrl(sent.account_id, sent.mailing_id, row.member_id),
+    webview_url: memberWebviewUrl(sent.account_id, sent.mailing_id, row.member_id),
+  };
+}
+
+/** A mailing's three parts compiled once, for rendering many messages (an HTML body is empty when plaintext only). */
+export function compileContent(content: Pick<MailingRow, 'subject' | 'html_body' | 'plaintext' | 'plaintext_only'>) {
+  return {
+    subject: compileTemplate(content.subject),
+    html: content.html_body === null || content.plaintext_only ? () => '' : compileTemplate(content.html_body, { escapeHtml: true }),
+    plaintext: content.plaintext === null ? () => '' : compileTemplate(content.plaintext),
+  };
 }
 
 /**
