@@ -12,46 +12,55 @@ export function register(serve: Command) {
       .option('--seed <files...>', 'seed the database from fixture files before listening (see amsg seed)')
       .option('--snapshot <file>', 'start from a snapshot (amsg db snapshot): its contents replace the database first')
       .option('--strict', 'answer 400 for query and body parameters an operation does not know (ignored and logged by default)')
+      .option('--no-console', 'no web console under /ui (on by default: a one-time sign-in link is printed on stderr)')
       .action(
-        action(async (ctx, o: { host: string; port: string; rateLimit?: string; seed?: string[]; snapshot?: string; strict?: boolean }) => {
-          if (!/^\d+$/.test(o.port) || Number(o.port) > 65535) throw new UsageError(`--port must be 0-65535, got "${o.port}"`);
-          if (o.rateLimit !== undefined && !/^[1-9]\d*$/.test(o.rateLimit))
-            throw new UsageError(`--rate-limit must be a positive whole number, got "${o.rateLimit}"`);
-          const { serve } = await import('../src/server/index.js');
-          const db = ctx.settings.db;
-          if (o.snapshot) {
-            const { restoreSnapshot, SnapshotError } = await import('../src/store/snapshot.js');
-            await restoreSnapshot(o.snapshot, db).catch((err) => {
-              throw err instanceof SnapshotError ? new UsageError(`--snapshot: ${err.message}`) : err;
+        action(
+          async (
+            ctx,
+            o: { host: string; port: string; rateLimit?: string; seed?: string[]; snapshot?: string; strict?: boolean; console: boolean },
+          ) => {
+            if (!/^\d+$/.test(o.port) || Number(o.port) > 65535) throw new UsageError(`--port must be 0-65535, got "${o.port}"`);
+            if (o.rateLimit !== undefined && !/^[1-9]\d*$/.test(o.rateLimit))
+              throw new UsageError(`--rate-limit must be a positive whole number, got "${o.rateLimit}"`);
+            const { serve } = await import('../src/server/index.js');
+            const db = ctx.settings.db;
+            if (o.snapshot) {
+              const { restoreSnapshot, SnapshotError } = await import('../src/store/snapshot.js');
+              await restoreSnapshot(o.snapshot, db).catch((err) => {
+                throw err instanceof SnapshotError ? new UsageError(`--snapshot: ${err.message}`) : err;
+              });
+              ctx.note(`started from the snapshot ${o.snapshot}`);
+            }
+            const seeded = o.seed ? await seedBeforeServing(ctx, db, o.seed) : undefined;
+            if (seeded?.failed) return; // said why; the server does not start half seeded
+            const created = seeded?.created;
+            const server = await serve({
+              db,
+              host: o.host,
+              port: Number(o.port),
+              rateLimit: o.rateLimit ? Number(o.rateLimit) : undefined,
+              resetTo: o.seed ? undefined : o.snapshot,
+              keepStartingState: !!o.seed,
+              strict: o.strict,
+              console: o.console ? undefined : false,
             });
-            ctx.note(`started from the snapshot ${o.snapshot}`);
-          }
-          const seeded = o.seed ? await seedBeforeServing(ctx, db, o.seed) : undefined;
-          if (seeded?.failed) return; // said why; the server does not start half seeded
-          const created = seeded?.created;
-          const server = await serve({
-            db,
-            host: o.host,
-            port: Number(o.port),
-            rateLimit: o.rateLimit ? Number(o.rateLimit) : undefined,
-            resetTo: o.seed ? undefined : o.snapshot,
-            keepStartingState: !!o.seed,
-            strict: o.strict,
-          });
-          const keys = created ?? server.created;
-          if (keys) ctx.note(`created ${db}; API key (shown only now): ${keys.public_key}:${keys.private_key}`);
-          ctx.note(`serving ${db} at ${server.url} (Ctrl-C stops)`);
-          // The base URL alone on stdout, so scripts can read it.
-          process.stdout.write(`${server.url}\n`);
-          await new Promise<void>((resolve) => {
-            const stop = (signal: string) => {
-              ctx.note(`${signal}: finishing open requests and closing ${db}`);
-              server.close().then(resolve, resolve);
-            };
-            process.once('SIGINT', () => stop('SIGINT'));
-            process.once('SIGTERM', () => stop('SIGTERM'));
-          });
-        }),
+            const keys = created ?? server.created;
+            if (keys) ctx.note(`created ${db}; API key (shown only now): ${keys.public_key}:${keys.private_key}`);
+            ctx.note(`serving ${db} at ${server.url} (Ctrl-C stops)`);
+            // One line, whatever --quiet says: the link is how one gets in (valid 10 minutes, once).
+            if (server.consoleUrl) process.stderr.write(`console: ${server.consoleUrl()}\n`);
+            // The base URL alone on stdout, so scripts can read it.
+            process.stdout.write(`${server.url}\n`);
+            await new Promise<void>((resolve) => {
+              const stop = (signal: string) => {
+                ctx.note(`${signal}: finishing open requests and closing ${db}`);
+                server.close().then(resolve, resolve);
+              };
+              process.once('SIGINT', () => stop('SIGINT'));
+              process.once('SIGTERM', () => stop('SIGTERM'));
+            });
+          },
+        ),
       ),
     [
       'amsg serve --port 8080',
@@ -59,6 +68,7 @@ export function register(serve: Command) {
       'amsg serve --db /tmp/ci.db --port 0 --seed fixtures/ci.yaml     # POST /_sandbox/reset goes back to the seeded state',
       'amsg serve --db /tmp/ci.db --snapshot seeded.db',
       'amsg serve --strict                                             # unknown parameters are 400s, not ignored',
+      'amsg serve --no-console                                         # no web console under /ui',
     ],
   );
 }

@@ -6,6 +6,7 @@ import { ImportWriter } from '../service/imports/import-writer.js';
 import { preferAccepting } from '../service/events/workflows.js';
 import { Deliverer } from '../service/webhooks/deliver.js';
 import { startServer, type RunningServer } from './server.js';
+import type { ConsoleOptions } from './console/index.js';
 import { restoreSnapshot, takeSnapshot } from '../store/snapshot.js';
 import { checkOncePerTurn } from '../store/memo.js';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,6 +26,8 @@ export interface ServeRequest {
   /** Take a snapshot of the database as it is at start, for `POST /_sandbox/reset` (after `--seed`). */
   keepStartingState?: boolean;
   strict?: boolean;
+  /** The web console under /ui: on unless false (`--no-console`). */
+  console?: false | ConsoleOptions;
   /** The import writer to use (tests give one with the built thread script); by default the one for `db`. */
   importWriter?: ImportWriter;
 }
@@ -66,6 +69,7 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
     importWriter,
     sandboxReset: resetTo ? () => restoreSnapshot(resetTo, req.db) : undefined,
     strict: req.strict,
+    console: req.console,
   });
   // Due jobs run in the background, in short slices so requests are not held up:
   // a slice holds the event loop (and every request waiting on it) for its whole
