@@ -13,7 +13,14 @@ function themeAxes(xValues) {
   const grid = { stroke: cssVar('--border'), width: 1 };
   const x = { stroke, grid, ticks: grid };
   if (xValues) x.values = xValues;
-  return [x, { stroke, grid, ticks: grid }];
+  // Counts: whole numbers only on the value axis.
+  const y = {
+    stroke,
+    grid,
+    ticks: grid,
+    values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? v.toLocaleString('en-US') : '')),
+  };
+  return [x, y];
 }
 
 function useUplot(build, deps) {

@@ -36,6 +36,8 @@ export function useDebounced(value, ms) {
   return settled;
 }
 
+let firstPageShown = false;
+
 /**
  * A page: its heading (focused after a navigation, so a screen reader announces it), the
  * document title, and the data-loaded marker tests and the bench wait for once its data shows.
@@ -47,8 +49,14 @@ export function Page({ name, title, loaded, actions, children }) {
   }, [title]);
   // biome-ignore lint/correctness/useExhaustiveDependencies: a new page (name) takes the focus to its heading
   useEffect(() => {
-    if (document.activeElement === document.body || document.activeElement?.closest('nav')) heading.current?.focus();
+    // Not on the first page of a load: there the skip link must stay the first stop of Tab.
+    if (firstPageShown && (document.activeElement === document.body || document.activeElement?.closest('nav'))) heading.current?.focus();
+    firstPageShown = true;
   }, [name]);
+  useEffect(() => {
+    // What bench/console.js reads: from the navigation's start to this page's data shown.
+    if (loaded && !performance.getEntriesByName('amsg:data-loaded').length) performance.mark('amsg:data-loaded', { detail: name });
+  }, [loaded, name]);
   return html`<section class="page" data-page=${name} data-loaded=${loaded ? 'true' : undefined} aria-busy=${loaded ? 'false' : 'true'}>
     <header class="page-head">
       <h1 tabindex="-1" ref=${heading}>${title}</h1>
