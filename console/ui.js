@@ -1,14 +1,34 @@
 // Small building blocks every page uses: loading data, tables, confirmations, tabs.
-import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { createContext } from 'preact';
+import { useContext, useEffect, useId, useMemo, useRef, useState } from 'preact/hooks';
 import { html } from './html.js';
 
 /**
  * Runs `load(signal)` when `deps` change and answers {data, error, loading, reload}. The
  * previous data stays while a reload runs, so live refreshes do not flash.
  */
+/** The loads still running inside a Page: it counts as loaded once its own data and these are in. */
+const PageLoads = createContext(null);
+
 export function useApi(load, deps) {
   const [state, setState] = useState({ loading: true, data: undefined, error: null });
   const [tick, setTick] = useState(0);
+  const loads = useContext(PageLoads);
+  const token = useRef({});
+  if (loads) {
+    if (state.loading) loads.pending.add(token.current);
+    else loads.pending.delete(token.current);
+  }
+  useEffect(() => {
+    if (loads && !state.loading) loads.changed();
+  }, [loads, state.loading]);
+  useEffect(
+    () => () => {
+      loads?.pending.delete(token.current);
+      loads?.changed();
+    },
+    [loads],
+  );
   // biome-ignore lint/correctness/useExhaustiveDependencies: the caller names what the load depends on; tick is a reload
   useEffect(() => {
     const controller = new AbortController();
@@ -44,6 +64,11 @@ let firstPageShown = false;
  */
 export function Page({ name, title, loaded, actions, children }) {
   const heading = useRef(null);
+  const [, setChanges] = useState(0);
+  const loads = useMemo(() => ({ pending: new Set(), changed: () => setChanges((n) => n + 1) }), []);
+  // Loaded: the page's own data (`loaded`) and every section's load inside it.
+  const [settled, setSettled] = useState(false);
+  useEffect(() => setSettled(!!loaded && loads.pending.size === 0));
   useEffect(() => {
     document.title = `${title} · amsg console`;
   }, [title]);
@@ -55,15 +80,17 @@ export function Page({ name, title, loaded, actions, children }) {
   }, [name]);
   useEffect(() => {
     // What bench/console.js reads: from the navigation's start to this page's data shown.
-    if (loaded && !performance.getEntriesByName('amsg:data-loaded').length) performance.mark('amsg:data-loaded', { detail: name });
-  }, [loaded, name]);
-  return html`<section class="page" data-page=${name} data-loaded=${loaded ? 'true' : undefined} aria-busy=${loaded ? 'false' : 'true'}>
-    <header class="page-head">
-      <h1 tabindex="-1" ref=${heading}>${title}</h1>
-      ${actions ? html`<div class="actions">${actions}</div>` : null}
-    </header>
-    ${children}
-  </section>`;
+    if (settled && !performance.getEntriesByName('amsg:data-loaded').length) performance.mark('amsg:data-loaded', { detail: name });
+  }, [settled, name]);
+  return html`<${PageLoads.Provider} value=${loads}>
+    <section class="page" data-page=${name} data-loaded=${settled ? 'true' : undefined} aria-busy=${settled ? 'false' : 'true'}>
+      <header class="page-head">
+        <h1 tabindex="-1" ref=${heading}>${title}</h1>
+        ${actions ? html`<div class="actions">${actions}</div>` : null}
+      </header>
+      ${children}
+    </section>
+  </${PageLoads.Provider}>`;
 }
 
 export function Loading({ what = 'data' }) {

@@ -6,6 +6,9 @@ import { api } from '../api.js';
 import { ErrorBox, Facts, Loading, Page, Section, Table, useApi } from '../ui.js';
 import { MEMBER_STATUS, text, when } from '../format.js';
 
+/** An SMS subscriber's status letters. */
+const SMS_MEMBER_STATUS = { a: 'active', o: 'opted out', e: 'error' };
+
 export function MemberPage({ account, params }) {
   const id = params.member;
   const member = useApi((signal) => api(`/${account}/members/${id}`, { signal }), [account, id]);
@@ -46,7 +49,16 @@ function MemberBody({ account, member: m }) {
       <${Section} title="SMS" id="sms-h">
         ${
           m.sms
-            ? html`<${Facts} items=${Object.entries(m.sms).map(([k, v]) => [k.replaceAll('_', ' '), text(v)])} />`
+            ? html`<${Facts}
+                items=${[
+                  ['Phone number', m.sms.phone_number],
+                  ['Region', m.sms.region_code],
+                  ['Promotional', SMS_MEMBER_STATUS[m.sms.promotional_status] ?? text(m.sms.promotional_status)],
+                  ['Promotional since', when(m.sms.promotional_status_updated_at)],
+                  ['Transactional', SMS_MEMBER_STATUS[m.sms.transactional_status] ?? text(m.sms.transactional_status)],
+                  ['Transactional since', when(m.sms.transactional_status_updated_at)],
+                ]}
+              />`
             : html`<p class="muted">No phone number.</p>`
         }
       </${Section}>
@@ -57,7 +69,7 @@ function MemberBody({ account, member: m }) {
             ? groups.data.length
               ? html`<ul>${groups.data.map((g) => html`<li key=${g.member_group_id}>${g.group_name}</li>`)}</ul>`
               : html`<p class="muted">In no group.</p>`
-            : html`<${Loading} what="groups" />`
+            : !groups.error && html`<${Loading} what="groups" />`
         }
       </${Section}>
       <${Section} title="Subscriptions" id="subs-h">
@@ -67,7 +79,7 @@ function MemberBody({ account, member: m }) {
             ? subscriptions.data.length
               ? html`<ul>${subscriptions.data.map((s) => html`<li key=${s.subscription_id}>${s.subscription_name}</li>`)}</ul>`
               : html`<p class="muted">No subscriptions.</p>`
-            : html`<${Loading} what="subscriptions" />`
+            : !subscriptions.error && html`<${Loading} what="subscriptions" />`
         }
       </${Section}>
     </div>
@@ -106,7 +118,7 @@ function MemberBody({ account, member: m }) {
           ? timeline.data.length
             ? html`<ol class="timeline" data-timeline>${timeline.data.map((item) => html`<li key=${item.id}><${TimelineItem} account=${account} member=${id} item=${item} /></li>`)}</ol>`
             : html`<p class="muted">Nothing has happened to this member yet.</p>`
-          : html`<${Loading} what="the timeline" />`
+          : !timeline.error && html`<${Loading} what="the timeline" />`
       }
     </${Section}>
   `;
