@@ -116,7 +116,7 @@ export function BarChart({ id, title, bars, unit = '' }) {
   return html`<figure class="chart" data-chart=${id} data-points=${bars.length}>
     <figcaption id=${`${id}-caption`}>${title}</figcaption>
     <div ref=${box} class="chart-box" role="img" aria-labelledby=${`${id}-caption`}></div>
-    <${DataTable} title=${title} head=${['', unit || 'value']} rows=${bars.map((b) => [b.label, b.value])} />
+    <${DataTable} title=${title} head=${['Item', unit || 'value']} rows=${bars.map((b) => [b.label, b.value])} />
   </figure>`;
 }
 

@@ -51,6 +51,11 @@ function CancelButton({ account, mailing, onDone }) {
 function MailingBody({ account, mailing: m, firstResponse, member }) {
   const live = useLiveResponse(account, m.mailing_id, m.mailing_status, firstResponse);
   const r = live.response ?? firstResponse;
+  // The links with their clicks: one window (the table and the chart), again when clicks move.
+  const links = useApi(
+    (signal) => api(`/${account}/response/${m.mailing_id}/links`, { query: { start: 0, end: 100 }, signal }),
+    [account, m.mailing_id, r.clicked],
+  );
   const recipients = [
     ...(m.recipient_groups ?? []).map((g) => `group ${g.name}`),
     ...(m.recipient_subscriptions ?? []).map((s) => `subscription ${s.name ?? s.subscription_id}`),
@@ -98,9 +103,9 @@ function MailingBody({ account, mailing: m, firstResponse, member }) {
     <${Preview} account=${account} mailing=${m} member=${member} />
     <div class="grid">
       <${HtmlCheck} account=${account} mailing=${m} member=${member} />
-      <${Links} account=${account} mailing=${m} />
+      <${Links} links=${links} />
     </div>
-    <${Charts} account=${account} mailing=${m} response=${r} />
+    <${Charts} account=${account} mailing=${m} response=${r} links=${links} />
     ${m.split_test ? html`<${SplitTest} account=${account} mailing=${m} />` : null}
   `;
 }
@@ -204,11 +209,7 @@ function HtmlCheck({ account, mailing: m, member }) {
   </${Section}>`;
 }
 
-function Links({ account, mailing: m }) {
-  const links = useApi(
-    (signal) => api(`/${account}/response/${m.mailing_id}/links`, { query: { start: 0, end: 100 }, signal }),
-    [account, m.mailing_id],
-  );
+function Links({ links }) {
   return html`<${Section} title="Links" id="links-h">
     <${ErrorBox} error=${links.error} />
     ${
@@ -232,14 +233,10 @@ function Links({ account, mailing: m }) {
   </${Section}>`;
 }
 
-function Charts({ account, mailing: m, response: r }) {
+function Charts({ account, mailing: m, response: r, links }) {
   const timeline = useApi(
     (signal) => api(`/${account}/response/${m.mailing_id}/timeline`, { signal }),
     [account, m.mailing_id, r.opened, r.clicked],
-  );
-  const links = useApi(
-    (signal) => api(`/${account}/response/${m.mailing_id}/links`, { query: { start: 0, end: 20 }, signal }),
-    [account, m.mailing_id, r.clicked],
   );
   const t = timeline.data;
   return html`<${Section} title="Response over time" id="charts-h">
@@ -275,7 +272,7 @@ function Charts({ account, mailing: m, response: r }) {
             id="link-clicks"
             title="Clicks per link"
             unit="clicks"
-            bars=${links.data.map((l) => ({ label: l.link_name || l.link_target, value: l.total_clicks }))}
+            bars=${links.data.slice(0, 20).map((l) => ({ label: l.link_name || l.link_target, value: l.total_clicks }))}
           />`
           : null
       }
