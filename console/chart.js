@@ -54,14 +54,18 @@ function useUplot(build, deps) {
 /**
  * Lines over time. `times`: seconds since the epoch; `series`: [{label, values}].
  */
-export function TimeChart({ id, title, times, series, deps }) {
+export function TimeChart({ id, title, times, series, step = 60, deps }) {
   const box = useUplot(
     (width, element) =>
       new uPlot(
         {
           width,
           height: 220,
-          scales: { x: { time: true } },
+          scales: {
+            // One bucket alone still gets a readable span (a bucket either side), not uPlot's years.
+            x: { time: true, range: (_u, min, max) => (min === max ? [min - step, max + step] : [min, max]) },
+            y: { range: (_u, _min, max) => [0, Math.max(1, Math.ceil(max * 1.1))] },
+          },
           axes: themeAxes(),
           series: [
             {},

@@ -78,8 +78,10 @@ export function interceptLinks() {
     const url = new URL(a.href, location.href);
     if (url.origin !== location.origin || !url.pathname.startsWith('/ui/') || url.pathname === '/ui/login') return;
     if (url.pathname.startsWith('/ui/api/') || url.pathname.startsWith('/ui/assets/')) return;
+    // Same page, another fragment (the skip link): the browser's own jump and focus.
+    if (url.pathname + url.search === location.pathname + location.search) return;
     event.preventDefault();
-    if (url.pathname + url.search !== location.pathname + location.search) navigate(url.pathname + url.search + url.hash);
+    navigate(url.pathname + url.search + url.hash);
   });
 }
 

@@ -100,12 +100,12 @@ function MailingBody({ account, mailing: m, firstResponse, member }) {
         )}
       </dl>
     </section>
+    <${Charts} account=${account} mailing=${m} response=${r} links=${links} />
     <${Preview} account=${account} mailing=${m} member=${member} />
     <div class="grid">
       <${HtmlCheck} account=${account} mailing=${m} member=${member} />
       <${Links} links=${links} />
     </div>
-    <${Charts} account=${account} mailing=${m} response=${r} links=${links} />
     ${m.split_test ? html`<${SplitTest} account=${account} mailing=${m} />` : null}
   `;
 }
@@ -241,13 +241,14 @@ function Charts({ account, mailing: m, response: r, links }) {
   const t = timeline.data;
   return html`<${Section} title="Response over time" id="charts-h">
     <${ErrorBox} error=${timeline.error} />
-    <div class="grid">
+    <div class="grid charts">
       ${
         t?.buckets.length
           ? html`<${TimeChart}
             id="timeline"
             title=${`Opens and clicks per ${t.bucket} since the send`}
             times=${t.buckets.map((b) => epochMs(b.at) / 1000)}
+            step=${t.bucket_seconds}
             series=${[
               { label: 'Opens', values: t.buckets.map((b) => b.opens) },
               { label: 'Clicks', values: t.buckets.map((b) => b.clicks) },
@@ -272,7 +273,7 @@ function Charts({ account, mailing: m, response: r, links }) {
             id="link-clicks"
             title="Clicks per link"
             unit="clicks"
-            bars=${links.data.slice(0, 20).map((l) => ({ label: l.link_name || l.link_target, value: l.total_clicks }))}
+            bars=${links.data.slice(0, 20).map((l) => ({ label: l.link_name || l.link_target.replace(/^https?:\/\//, ''), value: l.total_clicks }))}
           />`
           : null
       }
