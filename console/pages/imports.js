@@ -16,7 +16,7 @@ export function ImportsPage({ account }) {
       ${
         imports.data
           ? html`<${Table}
-            label="Imports"
+            label="Recent imports"
             rows=${imports.data}
             rowKey=${(i) => i.import_id}
             empty="No imports."
@@ -49,7 +49,7 @@ export function ImportsPage({ account }) {
       ${
         exports.data
           ? html`<${Table}
-            label="Exports"
+            label="Recent exports"
             rows=${exports.data}
             rowKey=${(x) => x.export_id}
             empty="No exports in the past seven days."

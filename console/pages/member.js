@@ -95,7 +95,7 @@ function MemberBody({ account, member: m }) {
     <${Section} title="Mailings received" id="received-h">
       <${ErrorBox} error=${mailings.error} />
       <${Table}
-        label="Mailings received"
+        label="Mailings sent to this member"
         rows=${mailings.data ?? []}
         rowKey=${(r) => r.mailing_id}
         empty=${mailings.data ? 'No mailings sent to this member.' : 'Loading…'}
