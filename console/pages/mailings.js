@@ -1,5 +1,7 @@
 // /ui/{account}/mailings: every mailing with status, type, schedule, recipients and rates;
 // filters by status and type (in the URL, so a filtered list can be bookmarked), archived on request.
+// Newest first; a hundred rows at a time are put on the page (an account may have thousands).
+import { useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { api } from '../api.js';
 import { queryOf, setQuery } from '../router.js';
@@ -9,6 +11,8 @@ import { count, MAILING_STATUS, MAILING_TYPE, rate, when } from '../format.js';
 export function StatusBadge({ letter, names = MAILING_STATUS }) {
   return html`<span class=${`badge s-${letter}`}>${names[letter] ?? letter}</span>`;
 }
+
+const PAGE = 100;
 
 export function MailingsPage({ account, search }) {
   const q = queryOf(search);
@@ -29,7 +33,9 @@ export function MailingsPage({ account, search }) {
     const el = event.currentTarget;
     setQuery({ ...q, [key]: el.type === 'checkbox' ? (el.checked ? '1' : '') : el.value });
   };
-  const rows = list.data ?? [];
+  const all = list.data ?? [];
+  const rows = [...all].sort((a, b) => b.mailing_id - a.mailing_id);
+  const [shown, setShown] = useState(PAGE);
   return html`<${Page} name="mailings" title="Mailings" loaded=${list.data !== undefined}>
     <form class="filters" onSubmit=${(e) => e.preventDefault()}>
       <label>Status
@@ -53,7 +59,7 @@ export function MailingsPage({ account, search }) {
         ? html`<${Loading} what="mailings" />`
         : html`<${Table}
           label="Mailings"
-          rows=${rows}
+          rows=${rows.slice(0, shown)}
           rowKey=${(m) => m.mailing_id}
           empty="No mailings match."
           columns=${[
@@ -76,6 +82,11 @@ export function MailingsPage({ account, search }) {
             { label: 'Clicked', num: true, render: (m) => (m.response ? rate(m.response.clicked_unique, m.response.delivered) : '–') },
           ]}
         />`
+    }
+    ${
+      rows.length > shown
+        ? html`<p><button type="button" onClick=${() => setShown(shown + PAGE)}>Show ${Math.min(PAGE, rows.length - shown)} more (${count(rows.length - shown)} not shown)</button></p>`
+        : null
     }
   </${Page}>`;
 }
