@@ -3,7 +3,8 @@
  * short slices: member imports (POST /members) first, then inbound events (their
  * workflows), then mailing and SMS sends, then the refresh of saved searches whose
  * stored result may be stale, then the purge of sub-accounts retired 30 days ago, then
- * the prune of webhook deliveries and events past retention.
+ * the prune of webhook deliveries and events past retention, then the e-mail search
+ * index of new members.
  * `amsg serve` calls it
  * in the background, the local transport after each request.
  */
@@ -16,6 +17,7 @@ import { advanceSearches, ownWrites } from './audience/searches.js';
 import { advancePurges } from './accounts/subaccounts.js';
 import { advanceInbound } from './events/workflows.js';
 import { advanceWebhookPrune } from './webhooks/retention.js';
+import { advanceEmailSearch } from './audience/member-search.js';
 
 /** Runs due jobs for up to budgetMs; answers whether work is left. */
 export function advanceJobs(db: Db, clock: Clock, budgetMs: number): boolean {
@@ -33,5 +35,7 @@ export function advanceJobs(db: Db, clock: Clock, budgetMs: number): boolean {
   const purgesLeft = ownWrites(db, () => advancePurges(db, clock, left()));
   // The outbox is written by firing alone, which no search looks at.
   const pruneLeft = ownWrites(db, () => advanceWebhookPrune(db, clock, left()));
-  return importsLeft || inboundLeft || mailingsLeft || smsLeft || searchesLeft || purgesLeft || pruneLeft;
+  // The e-mail search index (members/search): read by nothing a saved search looks at.
+  const emailIndexLeft = ownWrites(db, () => advanceEmailSearch(db, left()));
+  return importsLeft || inboundLeft || mailingsLeft || smsLeft || searchesLeft || purgesLeft || pruneLeft || emailIndexLeft;
 }

@@ -165,6 +165,22 @@ describe('sign-in by key pair', () => {
     expect(new Set(bodies).size).toBe(1);
   });
 
+  it('the form of our own page is taken whatever the browser says its origin is; another site’s is refused', async () => {
+    const post = (headers: Record<string, string>) =>
+      fetch(`${server.url}/ui/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: new URLSearchParams({ public_key: publicKey, private_key: privateKey }).toString(),
+        redirect: 'manual',
+      });
+    const host = new URL(server.url).host;
+    expect((await post({ origin: server.url })).status).toBe(303);
+    expect((await post({ origin: 'null', 'sec-fetch-site': 'same-origin' })).status).toBe(303);
+    expect((await post({ origin: 'null' })).status).toBe(403);
+    expect((await post({ origin: 'null', 'sec-fetch-site': 'cross-site' })).status).toBe(403);
+    expect((await post({ origin: `http://evil.example`, host })).status).toBe(403);
+  });
+
   it('a form posted from another site is refused', async () => {
     const res = await fetch(`${server.url}/ui/login`, {
       method: 'POST',
@@ -296,6 +312,9 @@ describe('pages', () => {
       expect(html).toContain('<script type="module" src="/ui/assets/console.js"></script>');
       expect(html).toContain('<link rel="stylesheet" href="/ui/assets/console.css">');
       expect(html.match(/<script/g)).toHaveLength(1);
+      // No favicon request to the API (a 401 in the browser's console).
+      expect(html).toContain('<link rel="icon" href="data:,">');
+      expect(res.headers.get('referrer-policy')).toBe('same-origin');
       expect(html).not.toMatch(/style=|<style/i);
     }
     expect((await get('/ui', { cookie })).headers.get('location')).toBe('/ui/1/mailings');

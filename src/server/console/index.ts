@@ -100,10 +100,15 @@ export function createConsole(host: ConsoleHost, opts: ConsoleOptions = {}): Con
     `${COOKIE}=${session.id}; Path=/ui; HttpOnly; SameSite=Strict${secure(req)}`;
   const clearCookie = (req: http.IncomingMessage) => `${COOKIE}=; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=0${secure(req)}`;
 
-  /** A write from another site's page (a form posted at us) is refused whatever it carries. */
+  /**
+   * A write from another site's page (a form posted at us) is refused whatever it
+   * carries. A browser names the page's origin; `null` (a page under no-referrer, a
+   * sandboxed frame) is ours only when the browser says the request is same-origin.
+   */
   const foreignOrigin = (req: http.IncomingMessage) => {
     const origin = req.headers.origin;
     if (origin === undefined) return false;
+    if (origin === 'null') return req.headers['sec-fetch-site'] !== 'same-origin';
     const proto = req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
     return origin !== `${proto}://${req.headers.host}`;
   };

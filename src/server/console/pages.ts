@@ -26,7 +26,9 @@ export const PAGE_HEADERS = {
   'content-security-policy': PAGE_CSP,
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  // Not no-referrer: under it a browser sends `Origin: null` with the page's own form
+  // posts and fetch writes, and the origin check could not tell them from another site's.
+  'referrer-policy': 'same-origin',
   'cache-control': 'no-store',
 };
 
@@ -48,6 +50,7 @@ const head = (title: string) => `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <title>${escapeHtml(title)}</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/ui/assets/console.css">`;
 
 /** The document of every console page (docs/console-contract.md, "The shell"). */
