@@ -4,9 +4,11 @@
  * bundle's files, `/ui/api` answering exactly as the API does, sign-out, and the
  * console turned off. No browser: the client helper's browser tests drive the pages.
  */
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDb, type Db } from '../../src/store/db.js';
 import { fixedClock } from '../../src/service/clock.js';
@@ -385,6 +387,250 @@ describe('amsg serve --no-console', () => {
       expect((await fetch(`${off.url}/1/mailings`, { headers: { authorization: basic() } })).status).toBe(200);
     } finally {
       await off.close();
+    }
+  });
+});
+
+// ------------------------------------------------------------------ data through the console
+
+/** A signed-in owner: its cookie and csrf token, and a write through /ui/api. */
+async function owner() {
+  const cookie = await signInByLink();
+  const { csrf_token } = await session(cookie);
+  const write = async (method: string, path: string, body: unknown) => {
+    const res = await fetch(`${server.url}/ui/api${path}`, {
+      method,
+      headers: { cookie, 'x-csrf-token': csrf_token, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    expect(res.status, text).toBe(200);
+    return JSON.parse(text);
+  };
+  return { cookie, write };
+}
+
+/** Reads server-sent events until `until` says stop (or the stream ends); answers them. */
+async function readEvents(res: Response, until: (events: { event: string; data: any }[]) => boolean) {
+  const events: { event: string; data: any }[] = [];
+  const reader = res.body!.getReader();
+  let text = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += Buffer.from(value).toString('utf8');
+    let end: number;
+    while ((end = text.indexOf('\n\n')) >= 0) {
+      const block = text.slice(0, end);
+      text = text.slice(end + 2);
+      const event = /^event: (.*)$/m.exec(block)?.[1];
+      const data = /^data: (.*)$/m.exec(block)?.[1];
+      if (event) events.push({ event, data: JSON.parse(data!) });
+    }
+    if (until(events)) {
+      await reader.cancel();
+      break;
+    }
+  }
+  return events;
+}
+
+describe('live counts over server-sent events', () => {
+  it('streams a mailing’s counts as it sends, then done; errors are the API’s JSON', async () => {
+    await server.close();
+    // A fast look, so the test sees the counts move within a second.
+    server = await startServer({ db, clock: fixedClock(T0), console: { now: () => now, assets, liveInterval: 30 } });
+    const { cookie, write } = await owner();
+    const ids: number[] = [];
+    for (const email of ['ann@example.com', 'bob@example.com']) ids.push((await write('POST', '/1/members/add', { email })).member_id);
+    const [gold] = await write('POST', '/1/groups', { groups: [{ group_name: 'Gold' }] });
+    await write('PUT', `/1/groups/${gold.member_group_id}/members`, { member_ids: ids });
+    const { mailing_id } = await write('POST', '/1/mailings', {
+      name: 'Spring',
+      subject: 'Hi',
+      sender: 'shop@example.com',
+      html_body: '<p>Hi</p><a href="[% optout_url %]">out</a>',
+      recipient_groups: [gold.member_group_id],
+    });
+    const res = await fetch(`${server.url}/ui/api/1/mailings/${mailing_id}/live`, { headers: { cookie, accept: 'text/event-stream' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    const reading = readEvents(res, (events) => events.some((e) => e.event === 'done'));
+    // The send runs while the stream is open (amsg serve runs it in the background).
+    await new Promise((r) => setTimeout(r, 100));
+    const { advanceJobs } = await import('../../src/service/jobs.js');
+    for (let i = 0; i < 100 && advanceJobs(db, fixedClock(T0), 1_000); i++);
+    const events = await reading;
+    expect(events[0]).toMatchObject({ event: 'counts', data: { mailing_status: 'p', response: { name: 'Spring', sent: 0 } } });
+    const last = events.at(-1)!;
+    expect(last).toMatchObject({ event: 'done', data: { mailing_status: 'c', response: { sent: 2, delivered: 2 } } });
+    expect(events.at(-2)).toMatchObject({ event: 'counts', data: last.data });
+    // A mailing already sent: one counts and one done, then the stream ends.
+    const again = await fetch(`${server.url}/ui/api/1/mailings/${mailing_id}/live`, { headers: { cookie } });
+    expect((await readEvents(again, () => false)).map((e) => e.event)).toEqual(['counts', 'done']);
+    // Errors before the stream starts are the API's answers.
+    for (const [path, status] of [
+      ['/ui/api/1/mailings/999/live', 404],
+      ['/ui/api/2/mailings/1/live', 404],
+    ] as const) {
+      const r = await fetch(`${server.url}${path}`, { headers: { cookie } });
+      expect(r.status).toBe(status);
+      expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      const api = await fetch(`${server.url}${path.replace('/ui/api', '').replace('/mailings/', '/response/').replace('/live', '')}`, {
+        headers: { authorization: basic() },
+      });
+      expect(await r.text()).toBe(await api.text());
+    }
+  });
+
+  it('a stream ends when its session does; closing the server ends open streams', async () => {
+    await server.close();
+    server = await startServer({ db, clock: fixedClock(T0), console: { now: () => now, assets, liveInterval: 30 } });
+    const { cookie, write } = await owner();
+    const { mailing_id } = await write('POST', '/1/mailings', {
+      name: 'Later',
+      subject: 'Hi',
+      sender: 'shop@example.com',
+      html_body: '<p>Hi</p><a href="[% optout_url %]">out</a>',
+      recipient_emails: ['x@example.com'],
+      send_at: '2030-01-01T00:00:00',
+    });
+    const res = await fetch(`${server.url}/ui/api/1/mailings/${mailing_id}/live`, { headers: { cookie } });
+    const reading = readEvents(res, () => false);
+    await new Promise((r) => setTimeout(r, 100));
+    const { csrf_token } = await session(cookie);
+    await fetch(`${server.url}/ui/logout`, { method: 'POST', headers: { cookie, 'x-csrf-token': csrf_token }, redirect: 'manual' });
+    const events = await reading;
+    expect(events.map((e) => e.event)).toEqual(['counts', 'error']);
+    expect(events[1].data).toMatchObject({ status: 401 });
+    // And one left open does not hold the server's close.
+    const other = await owner();
+    const open = await fetch(`${server.url}/ui/api/1/mailings/${mailing_id}/live`, { headers: { cookie: other.cookie } });
+    const pending = readEvents(open, () => false);
+    await new Promise((r) => setTimeout(r, 100));
+    await server.close();
+    expect((await pending).map((e) => e.event)).toEqual(['counts']);
+    server = await startServer({ db, clock: fixedClock(T0), console: { now: () => now, assets } });
+  });
+});
+
+describe('message frames', () => {
+  it('answer the message HTML alone under a sandbox CSP that runs no script', async () => {
+    const { cookie, write } = await owner();
+    const { member_id } = await write('POST', '/1/members/add', { email: 'ann@example.com' });
+    const html = '<p>Hi <img src=x onerror=alert(1)><script>alert(2)</script></p><a href="[% optout_url %]">out</a>';
+    const { mailing_id } = await write('POST', '/1/mailings', {
+      name: 'Spring',
+      subject: 'Hi',
+      sender: 'shop@example.com',
+      html_body: html,
+      recipient_emails: ['ann@example.com'],
+    });
+    const { advanceJobs } = await import('../../src/service/jobs.js');
+    for (let i = 0; i < 100 && advanceJobs(db, fixedClock(T0), 1_000); i++);
+    for (const path of [
+      `/ui/frame/1/mailings/${mailing_id}/messages/${member_id}`,
+      `/ui/frame/1/mailings/${mailing_id}/preview?member_id=${member_id}`,
+    ]) {
+      const res = await get(path, { cookie });
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      const csp = res.headers.get('content-security-policy')!;
+      expect(csp).toMatch(/^sandbox allow-popups allow-popups-to-escape-sandbox; default-src 'none';/);
+      expect(csp).not.toMatch(/allow-scripts|allow-same-origin|script-src/);
+      expect(csp).toContain("frame-ancestors 'self'");
+      expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+      expect(await res.text()).toBe(
+        `<p>Hi <img src=x onerror=alert(1)><script>alert(2)</script></p><a href="https://view.amsg.example.com/optout/1/${mailing_id}/${member_id}">out</a>`,
+      );
+    }
+    const missing = await get(`/ui/frame/1/mailings/${mailing_id}/messages/999`, { cookie });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(await missing.text()).toBe(`no message of mailing ${mailing_id} for member 999`);
+    expect((await get('/ui/frame/1/members/1', { cookie })).status).toBe(404);
+    expect((await get(`/ui/frame/2/mailings/${mailing_id}/preview`, { cookie })).status).toBe(404);
+  });
+});
+
+// ------------------------------------------------------------------ the commands
+
+describe('amsg serve and amsg console (the built CLI)', () => {
+  const BIN = fileURLToPath(new URL('../../bin/amsg.js', import.meta.url));
+  const env = { ...process.env, AMSG_BASE_URL: '', AMSG_API_KEY: '', AMSG_DB: '', AMSG_PROFILE: '', AMSG_QUIET: '' };
+
+  /** Starts the CLI, waits for the stderr line that matches, and answers it with the process. */
+  async function start(args: string[], wait: RegExp) {
+    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    const line = await new Promise<string>((resolve, reject) => {
+      child.stderr.on('data', (c) => {
+        err += c;
+        const m = wait.exec(err);
+        if (m) resolve(m[0]);
+      });
+      child.once('exit', (code) => reject(new Error(`exited ${code}: ${err}`)));
+    });
+    return { child, line, stderr: () => err };
+  }
+  const stop = (child: ReturnType<typeof spawn>) =>
+    new Promise<number | null>((resolve) => {
+      child.once('exit', (code) => resolve(code));
+      child.kill('SIGINT');
+    });
+
+  it('amsg serve prints one sign-in line; the link signs in; --no-console turns it off', async () => {
+    const file = join(dir, 'served.db');
+    const { child, line } = await start(
+      ['--db', file, 'serve', '--port', '0'],
+      /console: (http:\/\/127\.0\.0\.1:\d+)\/ui\/login\?token=[\w-]{43}\n/,
+    );
+    try {
+      const link = line.slice('console: '.length).trim();
+      const res = await fetch(link, { redirect: 'manual' });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('set-cookie')).toMatch(/^amsg_session=/);
+    } finally {
+      expect(await stop(child)).toBe(0);
+    }
+    const off = await start(['--db', file, 'serve', '--port', '0', '--no-console'], /serving .* at (http:\/\/\S+)/);
+    try {
+      const base = /at (http:\/\/\S+)/.exec(off.line)![1];
+      expect(off.stderr()).not.toContain('console:');
+      expect((await fetch(`${base}/ui/login`)).status).toBe(404);
+    } finally {
+      await stop(off.child);
+    }
+  });
+
+  it('amsg console serves the local database on a free loopback port, prints the link, and stops on Ctrl-C', async () => {
+    const file = join(dir, 'local.db');
+    const { child, line } = await start(['--db', file, 'console'], /console: http:\/\/127\.0\.0\.1:\d+\/ui\/login\?token=[\w-]{43}\n/);
+    try {
+      const link = line.slice('console: '.length).trim();
+      const res = await fetch(link, { redirect: 'manual' });
+      expect(res.status).toBe(200);
+      const cookie = `amsg_session=${sessionOf(res)}`;
+      const mailings = await fetch(new URL('/ui/api/1/mailings', link), { headers: { cookie } });
+      expect(mailings.status).toBe(200);
+      expect(await mailings.json()).toEqual([]);
+    } finally {
+      expect(await stop(child)).toBe(0);
+    }
+  });
+
+  it('amsg console refuses remote mode and a bad port with a usage error', async () => {
+    for (const [args, message] of [
+      [['--base-url', 'http://127.0.0.1:9', '--api-key', 'a:b', 'console'], /serves the local database/],
+      [['--db', join(dir, 'x.db'), 'console', '--port', 'abc'], /--port must be 0-65535/],
+    ] as const) {
+      const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let err = '';
+      child.stderr.on('data', (c) => (err += c));
+      const code = await new Promise((r) => child.once('exit', r));
+      expect(code).toBe(2);
+      expect(err).toMatch(message);
     }
   });
 });
