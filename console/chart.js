@@ -63,7 +63,7 @@ export function TimeChart({ id, title, times, series, step = 60, deps }) {
           height: 220,
           scales: {
             // One bucket alone still gets a readable span (a bucket either side), not uPlot's years.
-            x: { time: true, range: (_u, min, max) => (min === max ? [min - step, max + step] : [min, max]) },
+            x: { time: true, ...(times.length === 1 ? { range: [times[0] - step, times[0] + step] } : {}) },
             y: { range: (_u, _min, max) => [0, Math.max(1, Math.ceil(max * 1.1))] },
           },
           axes: themeAxes(),

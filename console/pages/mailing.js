@@ -273,7 +273,7 @@ function Charts({ account, mailing: m, response: r, links }) {
             id="link-clicks"
             title="Clicks per link"
             unit="clicks"
-            bars=${links.data.slice(0, 20).map((l) => ({ label: l.link_name || l.link_target.replace(/^https?:\/\//, ''), value: l.total_clicks }))}
+            bars=${links.data.slice(0, 20).map((l) => ({ label: (l.link_name || l.link_target).replace(/^https?:\/\//, ''), value: l.total_clicks }))}
           />`
           : null
       }
