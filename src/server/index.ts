@@ -1,7 +1,7 @@
 import { commitPerTurn, commitTurn, openDb, outsideTurn } from '../store/db.js';
 import { clockFromEnv } from '../service/clock.js';
 import { initialize } from '../service/accounts/accounts.js';
-import { advanceJobs } from '../service/jobs.js';
+import { advanceJobs, advanceServerJobs } from '../service/jobs.js';
 import { ImportWriter } from '../service/imports/import-writer.js';
 import { preferAccepting } from '../service/events/workflows.js';
 import { Deliverer } from '../service/webhooks/deliver.js';
@@ -82,7 +82,7 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
     immediate = undefined;
     // Each job batch commits on its own, as before commitPerTurn: held open into the next
     // turn, a slice's writes made every answer of that turn wait for the slice after it.
-    const more = outsideTurn(db, () => advanceJobs(db, clock, JOB_SLICE_MS));
+    const more = outsideTurn(db, () => advanceJobs(db, clock, JOB_SLICE_MS) || advanceServerJobs(db, JOB_SLICE_MS));
     // Not unref'd: an unref'd immediate does not keep the poll phase from blocking, so
     // with no request arriving the next slice waited for the next timer (~150 ms).
     if (more) immediate = setImmediate(tick);

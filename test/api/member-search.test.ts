@@ -139,3 +139,29 @@ describe('members/search', () => {
     expect(await emails('erase')).toEqual([]);
   });
 });
+
+describe('amsg serve fills the index in the background', () => {
+  it('indexes the members a local import added, and then searches find them in the index', async () => {
+    // Members written as a local import writes them (no index), then the file served.
+    const insert = s.db.prepare(
+      "INSERT INTO members (account_id, email, member_since, last_modified_at) VALUES (1, ?, '2026-01-01T00:00:00.000000', '2026-01-01T00:00:00.000000')",
+    );
+    s.db.transaction(() => {
+      for (let i = 0; i < 1200; i++) insert.run(`served${i}@example.com`);
+    })();
+    expect(state()).toEqual({ indexed_through: 0, ever_indexed: 0 });
+    const { serve } = await import('../../src/server/index.js');
+    const { ImportWriter } = await import('../../src/service/imports/import-writer.js');
+    const { WRITER_SCRIPT } = await import('../helpers.js');
+    const server = await serve({ db: s.file, port: 0, importWriter: new ImportWriter(s.file, WRITER_SCRIPT), console: false });
+    try {
+      const deadline = Date.now() + 20_000;
+      while ((state() as { indexed_through: number }).indexed_through < 1200 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(state()).toEqual({ indexed_through: 1200, ever_indexed: 1200 });
+    } finally {
+      await server.close();
+    }
+    expect(s.db.prepare(`SELECT count(*) FROM member_email_search WHERE member_email_search MATCH '"served11"'`).pluck().get()).toBe(111);
+  });
+});
