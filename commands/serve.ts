@@ -24,6 +24,7 @@ export function register(serve: Command) {
         "audience addresses a mailing's own sends really go to, e.g. '*@example.test' (repeatable; AMSG_SMTP_ALLOW, comma-separated); none: no member is mailed",
         (value: string, previous: string[] = []) => [...previous, value],
       )
+      .option('--no-console', 'no web console under /ui (on by default: a one-time sign-in link is printed on stderr)')
       .action(
         action(async (ctx, o: ServeOptions) => {
           if (!/^\d+$/.test(o.port) || Number(o.port) > 65535) throw new UsageError(`--port must be 0-65535, got "${o.port}"`);
@@ -51,6 +52,7 @@ export function register(serve: Command) {
             keepStartingState: !!o.seed,
             strict: o.strict,
             mail,
+            console: o.console ? undefined : false,
           });
           const keys = created ?? server.created;
           if (keys) ctx.note(`created ${db}; API key (shown only now): ${keys.public_key}:${keys.private_key}`);
@@ -59,6 +61,8 @@ export function register(serve: Command) {
             ctx.note(
               `real mail goes out through ${mail.smtp.display}; ${mail.allow.length ? `a mailing's own sends to ${mail.allow.join(', ')} only` : "no mailing's own send (no --smtp-allow)"}`,
             );
+          // One line, whatever --quiet says: the link is how one gets in (valid 10 minutes, once).
+          if (server.consoleUrl) process.stderr.write(`console: ${server.consoleUrl()}\n`);
           // The base URL alone on stdout, so scripts can read it.
           process.stdout.write(`${server.url}\n`);
           await new Promise<void>((resolve) => {
@@ -78,6 +82,7 @@ export function register(serve: Command) {
       'amsg serve --db /tmp/ci.db --snapshot seeded.db',
       'amsg serve --strict                                             # unknown parameters are 400s, not ignored',
       "amsg serve --smtp smtp://127.0.0.1:1025 --smtp-allow '*@example.test'   # real mail to Mailpit, the audience only at example.test",
+      'amsg serve --no-console                                         # no web console under /ui',
     ],
   );
 }
@@ -113,6 +118,8 @@ interface ServeOptions {
   smtp?: string;
   smtpTlsInsecure?: boolean;
   smtpAllow?: string[];
+  /** false with --no-console. */
+  console: boolean;
 }
 
 /**

@@ -8,7 +8,7 @@ import { accountAccessible, ACCESS_NEEDS, mayCall } from '../service/accounts/ac
 import { ApiError, WINDOW_CUT_HEADER, windowCutText } from '../errors.js';
 import { PAGE_SIZE, type Window } from '../service/paging.js';
 import { boundedJson, idText, invalid, object, parseLenient } from './schema.js';
-import type { Method, RawBody, Route } from './route.js';
+import { WithHeaders, type Method, type RawBody, type Route } from './route.js';
 import { ROUTES } from './routes/index.js';
 import { openapiDocument } from './openapi.js';
 import { readInTurn } from '../store/memo.js';
@@ -329,6 +329,7 @@ function parseBody(text: string | undefined): unknown {
 
 function answer(result: unknown): ApiResponse {
   if (isRaw(result)) return { status: 200, raw: result };
+  if (result instanceof WithHeaders) return { ...answer(result.body), headers: result.headers };
   // A bare null or an empty body is never an answer (see the spec's conventions).
   return { status: 200, body: result === undefined || result === null ? true : result };
 }

@@ -14,6 +14,7 @@ import * as keys from '../../commands/keys.js';
 import * as users from '../../commands/users.js';
 import * as accounts from '../../commands/accounts.js';
 import * as serve from '../../commands/serve.js';
+import * as consoleCommand from '../../commands/console.js';
 import * as config from '../../commands/config.js';
 import * as api from '../../commands/api.js';
 import * as exportsCommand from '../../commands/exports.js';
@@ -62,6 +63,7 @@ const COMMANDS: Record<string, [description: string, module: { register(cmd: Com
   db: ['snapshots of the local database: snapshot, restore', db],
   accounts: ['sub-accounts of an HQ account: list, create, get, retire', accounts],
   serve: ['serve the local database over HTTP (HTTP Basic auth with an API key pair)', serve],
+  console: ['the web console over the local database: a one-time sign-in link on stderr (--open opens it)', consoleCommand],
   config: ['configuration profiles', config],
   api: ['the raw service interface: OpenAPI document, single requests', api],
   completion: ['print a shell completion script: amsg completion bash|zsh|fish', completion],

@@ -15,6 +15,8 @@ import { openapiDocument } from '../api/openapi.js';
 import { answerMailLink, isMailLink } from '../api/mail-links.js';
 import { VERSION } from '../version.js';
 import { INBOUND_LIMIT, tooLarge } from '../service/events/workflows.js';
+import { parseQuery } from './query.js';
+import { createConsole, type Console, type ConsoleOptions } from './console/index.js';
 
 export const BODY_LIMIT = 10 * 1024 * 1024;
 
@@ -44,6 +46,8 @@ export interface ServeOptions {
   strict?: boolean;
   /** Where the log lines go (ignored parameters); stderr by default. */
   log?: (line: string) => void;
+  /** The web console under /ui (docs/console-contract.md): on unless false (`amsg serve --no-console`). */
+  console?: false | ConsoleOptions;
 }
 
 /** The sandbox-only route: not part of the service's interface, so not in the route table or openapi.json. */
@@ -52,6 +56,10 @@ export const SANDBOX_RESET_PATH = '/_sandbox/reset';
 export interface RunningServer {
   url: string;
   server: http.Server;
+  /** The console, unless it is off. */
+  console?: Console;
+  /** A fresh one-time console sign-in link (`console: …` on stderr), on a loopback address when the server listens on all. */
+  consoleUrl?(): string;
   close(): Promise<void>;
 }
 
@@ -294,11 +302,14 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     res.destroy();
   };
 
-  /** Routes an authenticated request and writes the answer (in this tick when the handler is synchronous). */
-  const answer = (_req: http.IncomingMessage, res: http.ServerResponse, request: ApiRequest) => {
+  /**
+   * Routes an authenticated request and writes the answer (in this tick when the handler
+   * is synchronous). `headers` are added to it (the console's).
+   */
+  const answer = (res: http.ServerResponse, request: ApiRequest, headers?: Record<string, string>) => {
     const pending = router.handle(request);
-    if (!(pending instanceof Promise)) return void respond(res, pending, request);
-    pending.then((result) => respond(res, result, request)).catch((err) => fail(res, err));
+    if (!(pending instanceof Promise)) return void respond(res, pending, request, headers);
+    pending.then((result) => respond(res, result, request, headers)).catch((err) => fail(res, err));
   };
 
   /**
@@ -313,12 +324,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
    * and answer a 500 that says the changes were kept (and log it), never a silent one.
    * Header values built from request data (the ignored parameters' names) are encoded
    * by the router before the handler runs (headerSafeName), so this is the last guard.
+   * `headers` are added to the answer (the console's).
    */
-  const respond = (res: http.ServerResponse, result: ApiResponse, request: ApiRequest) => {
+  const respond = (res: http.ServerResponse, result: ApiResponse, request: ApiRequest, headers?: Record<string, string>) => {
     let ready: Prepared | undefined;
     if (!result.raw)
       try {
-        ready = prepare(result, result.headers);
+        ready = prepare(result, headers ? { ...headers, ...result.headers } : result.headers);
       } catch (err) {
         const wrote = request.method !== 'GET' && result.status < 400;
         log(
@@ -334,20 +346,27 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     afterCommit(opts.db, (failed) => {
       try {
         if (failed !== undefined) fail(res, failed);
-        else respondNow(res, result, request, ready);
+        else respondNow(res, result, request, ready, headers);
       } catch (err) {
         fail(res, err);
       }
     });
   };
 
-  const respondNow = (res: http.ServerResponse, result: ApiResponse, request: ApiRequest, ready: Prepared | undefined) => {
+  const respondNow = (
+    res: http.ServerResponse,
+    result: ApiResponse,
+    request: ApiRequest,
+    ready: Prepared | undefined,
+    headers?: Record<string, string>,
+  ) => {
     // A misspelled parameter is ignored, as the real service does: the log says so.
     if (result.ignored)
       log(`${request.method} ${request.path}: ignored unknown parameters ${result.ignored.join(', ')} (amsg serve --strict refuses them)`);
     if (ready) return write(res, ready);
     const raw = result.raw!;
     res.writeHead(200, {
+      ...headers,
       'content-type': raw.contentType,
       ...(raw.filename ? { 'content-disposition': attachment(raw.filename) } : {}),
     });
@@ -356,6 +375,20 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       fail(res, err),
     );
   };
+
+  const consoleApp =
+    opts.console === false
+      ? undefined
+      : createConsole(
+          {
+            db: opts.db,
+            router,
+            answer,
+            readBody: (req, res, limit, then) => readBody(req, res, lingering, limit, then, (err) => fail(res, err)),
+            reserved: [SANDBOX_RESET_PATH],
+          },
+          opts.console,
+        );
 
   // Not an async function: a GET with no body is answered without a promise, which
   // is a measurable share of a small request's cost (bench/RESULTS.md).
@@ -366,6 +399,12 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       // The raw path (still percent-encoded) goes to the router, which decodes each
       // segment once: an e-mail with %40 or a raw @, and a + stays a plus.
       const rawPath = q < 0 ? target : target.slice(0, q);
+      // The console has its own sign-in (a session cookie), so it comes before the key check.
+      if (rawPath === '/ui' || rawPath.startsWith('/ui/')) {
+        if (consoleApp) return consoleApp.handle(req, res, rawPath, q < 0 ? '' : target.slice(q + 1));
+        req.resume();
+        return send(res, { status: 404, body: { error: 'the console is off (amsg serve --no-console)' } });
+      }
       // The interface description is public; everything else needs a key pair.
       if (req.method === 'GET' && rawPath === '/openapi.json') {
         res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
@@ -411,19 +450,16 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       if (wait)
         return answerUnread(req, res, { status: 403, body: { error: 'Rate Limit Exceeded' } }, { 'retry-after': String(wait) }, lingering);
       if (rawPath === SANDBOX_RESET_PATH) return sandboxReset(req, res, actor);
-      const query: Record<string, string> = {};
-      // A repeated key (import_ids=1&import_ids=2, as Python's requests writes a list) is one comma list.
-      if (q >= 0)
-        for (const [k, v] of new URLSearchParams(target.slice(q + 1))) query[k] = Object.hasOwn(query, k) ? `${query[k]},${v}` : v;
+      const query = q >= 0 ? parseQuery(target.slice(q + 1)) : {};
       const request = { method: req.method ?? 'GET', path: rawPath, query, body: '', actor };
       // Most GETs carry no body at all: skip the read loop for them.
-      if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return answer(req, res, request);
+      if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return answer(res, request);
       readBody(
         req,
         res,
         lingering,
         bodyLimitOf(rawPath),
-        (body) => answer(req, res, { ...request, body }),
+        (body) => answer(res, { ...request, body }),
         (err) => fail(res, err),
       );
     } catch (err) {
@@ -471,9 +507,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   });
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  // Listening on every address: the link a person on this machine opens is the loopback one.
+  const local = addr.address === '0.0.0.0' ? '127.0.0.1' : addr.address === '::' ? '[::1]' : host;
   return {
     url: `http://${host}:${addr.port}`,
     server,
+    console: consoleApp,
+    consoleUrl: consoleApp && (() => consoleApp.signInUrl(`http://${local}:${addr.port}`)),
     close: () =>
       new Promise<void>((resolve) => {
         // close() drops only the connections idle at that moment; one whose request
@@ -486,6 +526,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         });
         server.closeIdleConnections();
         for (const req of lingering) req.socket.destroy();
+        // An open event stream is never idle: end it.
+        consoleApp?.close();
       }),
   };
 }

@@ -545,6 +545,8 @@ describe('the route table', () => {
     expect(response.map((r) => r.path.replace('/{account_id}/response', '') || '/')).toEqual([
       '/',
       '/{mailing_id}',
+      // Opens and clicks over time (the console's chart).
+      '/{mailing_id}/timeline',
       ...[
         'sends',
         'in_progress',
