@@ -174,6 +174,21 @@ describe("a mailing's own sends", () => {
     ]);
   });
 
+  it('cost a send nothing without an SMTP server: no statement of the send touches the outbox', async () => {
+    s.close();
+    s = makeService(undefined, { trace: true });
+    [group] = await createGroups(s, 'Readers');
+    await addMember(s, 'ada@example.test', { group_ids: [group] });
+    await createMailing({ subject: 'Plain', html_body: '<p>[% optout_url %]</p>', plaintext: '[% optout_url %]' });
+    const { statements } = await s.capture(() => runJobs());
+    expect(statements.some((sql) => /INSERT INTO mailing_messages/.test(sql))).toBe(true);
+    expect(
+      statements.filter((sql) =>
+        /mail_outbox|mailing_queue WHERE mailing_id = \d+ AND content_mailing_id IS NOT NULL ORDER BY member_id LIMIT 1$/.test(sql.trim()),
+      ),
+    ).toEqual([]);
+  });
+
   it('go to nobody without an allow pattern', async () => {
     await setUp({}, []);
     await createMailing();

@@ -161,6 +161,7 @@ export class MailDeliverer {
   private flushing = false;
   private stopped = false;
   private unreachable = false;
+  private heldScannedAt = 0;
   /** Counts of this deliverer's work, for the local run's note. */
   readonly done = { sent: 0, failed: 0, retrying: 0 };
   lastProblem?: string;
@@ -194,8 +195,12 @@ export class MailDeliverer {
   /** Due messages, oldest first, and messages held by a process that is gone (or by this one, which no longer sends them). */
   private due(limit: number): Row[] {
     const now = stamp(this.clock.now());
-    const rows = (stmt(this.db, DUE_SQL).all(now, limit + this.inflight.size) as Row[]).filter((r) => !this.inflight.has(r.mail_id));
-    if (rows.length < limit) {
+    // A claimed row is not due (its next_attempt_at is the end of its lease), unless a send outlasted its lease.
+    const rows = (stmt(this.db, DUE_SQL).all(now, limit) as Row[]).filter((r) => !this.inflight.has(r.mail_id));
+    // Rows held by a process that is gone: looked for at most once a second (a process dies rarely;
+    // this one's own claims are most of what the look finds while it sends).
+    if (rows.length < limit && Date.now() - this.heldScannedAt >= 1_000) {
+      this.heldScannedAt = Date.now();
       const seen = new Set(rows.map((r) => r.mail_id));
       for (const r of stmt(this.db, HELD_SQL).all(limit + this.inflight.size) as Row[]) {
         if (rows.length >= limit) break;
@@ -203,7 +208,7 @@ export class MailDeliverer {
         if (r.lease_pid === process.pid || !alive(r.lease_pid!)) rows.push(r);
       }
     }
-    return rows.slice(0, limit);
+    return rows;
   }
 
   /** Claims the rows no one else took since they were read (compare and set), in one committed transaction. */
