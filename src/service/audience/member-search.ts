@@ -46,7 +46,6 @@ export function searchMembers(ctx: Ctx, text: string, window: Window): SearchAns
   const q = text.trim().toLowerCase();
   if (q.length === 0) throw badRequest('q: give part of an e-mail address (at least one character)', { field: 'q' });
   // No address holds a control character, and FTS5 ends a phrase at a NUL ("unterminated string").
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what is refused
   if (/[\u0000-\u001f\u007f]/.test(q)) throw badRequest('q: an e-mail address holds no control characters', { field: 'q' });
   const { limit, offset } = windowOf(window);
   if (q.length < 3) {

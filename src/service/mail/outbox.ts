@@ -194,9 +194,10 @@ export interface QueuedMail {
 
 /** POST /mailings/{id}/test: queues the mailing's content, `[Test] `-prefixed, to each address. */
 export function sendTest(ctx: Ctx, mailingId: number, input: TestSendInput): QueuedMail[] {
-  requireMail(ctx);
   return inTransaction(ctx.db, () => {
+    // The mailing first: another account's id is a 404 whether or not mail can go out.
     const m = mailingRow(ctx, mailingId);
+    requireMail(ctx);
     const to = [...new Set(input.recipient_emails.map((e) => e.trim().toLowerCase()))];
     const { sent, row } = valuesFor(ctx, m, input.member_email, to[0]);
     const message = composeMailing(m, new RenderedMessage(sent, m, row), '[Test] ');
