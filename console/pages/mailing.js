@@ -36,8 +36,8 @@ export function MailingPage({ account, params, search }) {
 }
 
 function CancelButton({ account, mailing, onDone }) {
-  if (!['p', 'a'].includes(mailing.mailing_status)) return null;
   return html`<${ConfirmButton}
+    hidden=${!['p', 'a'].includes(mailing.mailing_status)}
     label="Cancel mailing"
     danger=${true}
     title=${`Cancel “${mailing.name}”?`}
@@ -303,7 +303,7 @@ function SplitTest({ account, mailing: m }) {
         {
           label: 'Variant',
           render: (v) =>
-            html`<a href=${`/ui/${account}/mailings/${v.mailing_id}`}>Mailing ${v.mailing_id}</a>${v.mailing_id === m.split_test.winner_mailing_id ? html` <span class="badge s-c">winner</span>` : null}`,
+            html`<a href=${`/ui/${account}/mailings/${v.mailing_id}`}>${v.name ?? `Mailing ${v.mailing_id}`}</a>${v.mailing_id === m.split_test.winner_mailing_id ? html` <span class="badge s-c">winner</span>` : null}`,
         },
         { label: 'Subject', render: (v) => v.subject ?? v.response?.subject },
         { label: 'Delivered', num: true, render: (v) => count(v.response?.delivered) },

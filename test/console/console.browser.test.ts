@@ -34,6 +34,15 @@ async function signInWithKey(key: Key) {
 
 const go = (page: Page, path: string) => open(page, box.url, path);
 
+/** Confirms the open dialog; answers the outcome's text, or fails with the error the dialog shows. */
+async function confirmDialog(page: Page): Promise<string> {
+  await page.click('dialog[open] button[type=submit]');
+  const done = await page.waitForSelector('[data-outcome="ok"], dialog[open] .error[role=alert]');
+  const text = (await done!.evaluate((e) => e.textContent)) ?? '';
+  if (await done!.evaluate((e) => e.closest('dialog') !== null)) throw new Error(`the write was refused: ${text}`);
+  return text;
+}
+
 /** Gives a page of its own context the owner's session cookie (the sign-in link works once). */
 async function useOwnerSession(page: Page) {
   await page.goto(`${box.url}/ui/login`);
@@ -219,6 +228,34 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
     expect(await page.$('[data-live="true"]')).toBeNull();
   }, 120_000);
 
+  test('a split test shows each variant with its subject and response, and a chart of opens per variant', async () => {
+    const { page } = owner;
+    const readers = (await box.ok('GET', '/1/groups')).find((g: any) => g.group_name === 'Readers').member_group_id;
+    const { mailing_id: id } = await box.ok('POST', '/1/mailings', {
+      name: 'Subject test',
+      subject: 'Subject test',
+      sender: 'shop@example.com',
+      html_body: '<p>Hi</p><p><a href="[% optout_url %]">Opt out</a></p>',
+      mailing_type: 's',
+      recipient_groups: [readers],
+      split_test: { variants: [{ subject: 'Variant A' }, { subject: 'Variant B' }], test_percent: 100 },
+    });
+    for (let i = 0; i < 100 && (await box.ok('GET', `/1/mailings/${id}`)).mailing_status !== 'c'; i++)
+      await new Promise((r) => setTimeout(r, 200));
+    const { split_test } = await box.ok('GET', `/1/mailings/${id}`);
+    await box.ok('POST', '/1/sim/open', { mailing_id: id, member_id: ids.ada });
+    const opens = await Promise.all(split_test.variants.map(async (v: any) => (await box.ok('GET', `/1/response/${v.mailing_id}`)).opened));
+    expect(opens.reduce((a: number, b: number) => a + b, 0)).toBe(1);
+    await go(page, `/ui/1/mailings/${id}`);
+    const rows = await page.$$eval('[aria-label="Split test variants"] tbody tr', (trs) => trs.map((t) => t.textContent ?? ''));
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toContain('Variant A');
+    expect(rows[1]).toContain('Variant B');
+    const bars = await page.$$eval('[data-chart="variants"] details tbody tr', (trs) => trs.map((t) => t.textContent));
+    expect(bars).toEqual(split_test.variants.map((v: any, i: number) => `#${v.mailing_id}${opens[i]}`));
+    expect(await page.$('[data-chart="variants"] canvas')).not.toBeNull();
+  });
+
   test('webhooks: a failed delivery under "failures only", its payload, and replay', async () => {
     const { page } = owner;
     // An open of Welcome fires message_open to a receiver that refuses: the delivery fails.
@@ -245,9 +282,7 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
     const dialogText = await dialog!.evaluate((d) => (d as HTMLElement).textContent);
     expect(dialogText).toContain('message_open');
     expect(dialogText).toContain('http://127.0.0.1:9/refused');
-    await page.click('dialog[open] button[type=submit]');
-    await page.waitForSelector('[data-outcome="ok"]');
-    const outcome = await textOf(page, '[data-outcome="ok"]');
+    const outcome = await confirmDialog(page);
     const newId = Number(/#(\d+)/.exec(outcome)?.[1]);
     const replayed = await box.ok('GET', `/1/webhooks/deliveries/${newId}`);
     expect(replayed.replay_of).toBeTruthy();
@@ -262,6 +297,23 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
     await viewer.page.waitForSelector('dialog[open] .error[role=alert]');
     expect(await textOf(viewer.page, 'dialog[open] .error')).toContain('forbidden');
     await viewer.close();
+  });
+
+  test('simulate a click: the confirmation names the member, the link and the mailing', async () => {
+    const { page } = owner;
+    const before = await box.ok('GET', `/1/response/${ids.welcome}`);
+    await go(page, `/ui/1/mailings/${ids.welcome}?member=${ids.grace}`);
+    const buttons = await page.$$('.confirm > button');
+    const labels = await Promise.all(buttons.map((b) => b.evaluate((e) => e.textContent)));
+    await buttons[labels.indexOf('Simulate click')].click();
+    const dialog = await page.waitForSelector('dialog[open]');
+    const text = await dialog!.evaluate((d) => d.textContent ?? '');
+    expect(text).toContain('grace@example.com');
+    expect(text).toContain('https://example.com/start');
+    expect(text).toContain('Welcome');
+    await confirmDialog(page);
+    const after = await box.ok('GET', `/1/response/${ids.welcome}`);
+    expect(after.clicked_unique).toBe(before.clicked_unique + 1);
   });
 
   test('a write without the CSRF token is refused, and writes nothing', async () => {
@@ -286,9 +338,11 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
     await page.click('.page-head .confirm > button');
     const dialog = await page.waitForSelector('dialog[open]');
     expect(await dialog!.evaluate((d) => (d as HTMLElement).textContent)).toContain('2030-06-01 09:00');
-    await page.click('dialog[open] button[type=submit]');
-    await page.waitForSelector('[data-outcome="ok"]');
+    expect(await confirmDialog(page)).toBe('Mailing canceled.');
     expect((await box.ok('GET', `/1/mailings/${ids.launch}`)).mailing_status).toBe('x');
+    // The page reloads the mailing: canceled, and no cancel button any more.
+    await page.waitForFunction(() => document.querySelector('.facts .badge')?.textContent === 'canceled');
+    expect(await page.$('.page-head .confirm > button')).toBeNull();
   });
 
   test('members: search by part of an address, as one types; the query is in the URL', async () => {
