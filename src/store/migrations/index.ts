@@ -36,6 +36,7 @@ import * as memberStatusCheck from './025-member-status-check.js';
 import * as memberEmailSearch from './026-member-email-search.js';
 import * as responseTimes from './027-response-times.js';
 import * as webhookLogDetail from './028-webhook-log-detail.js';
+import * as importRowErrors from './029-import-row-errors.js';
 
 /** A migration is SQL, or a function for what SQL alone cannot say (025). */
 export type Migration = { name: string; sql: string } | { name: string; apply: (db: Db) => void };
@@ -69,4 +70,5 @@ export const MIGRATIONS: Migration[] = [
   { name: '026-member-email-search', sql: memberEmailSearch.sql },
   { name: '027-response-times', sql: responseTimes.sql },
   { name: '028-webhook-log-detail', sql: webhookLogDetail.sql },
+  { name: '029-import-row-errors', sql: importRowErrors.sql },
 ];
