@@ -1,6 +1,7 @@
 // /ui/{account}/mailings/{mailing}: the message as recipients see it (any recipient's
 // personalization), its HTML check, its links and clicks, and the response as charts; counts
 // move while it sends. Writes: cancel (when pending or paused), simulate an open or a click.
+import { useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { api } from '../api.js';
 import { queryOf, setQuery } from '../router.js';
@@ -131,6 +132,7 @@ function Preview({ account, mailing: m, member }) {
           ${options.map((o) => html`<option value=${String(o.member_id)}>${o.email}</option>`)}
         </select>
       </label>
+      <${PickByEmail} account=${account} />
       ${p ? html`<span class="muted" data-preview-source=${p.source}>${SOURCE_TEXT[p.source] ?? p.source}</span>` : null}
       ${member ? html`<a href=${`/ui/${account}/mailings/${id}/messages/${member}`}>Open this member's message</a>` : null}
       ${member && ['c', 'w'].includes(m.mailing_status) ? html`<${Simulate} account=${account} mailing=${m} member=${member} who=${who} />` : null}
@@ -149,6 +151,29 @@ function Preview({ account, mailing: m, member }) {
           : html`<${Loading} what="the message" />`
     }
   </${Section}>`;
+}
+
+/** Any member by address (the menu lists the first recipients only): the message for that member. */
+function PickByEmail({ account }) {
+  const [email, setEmail] = useState('');
+  const [error, setError] = useState(null);
+  const submit = async (event) => {
+    event.preventDefault();
+    setError(null);
+    try {
+      const found = await api(`/${account}/members/email/${encodeURIComponent(email.trim())}`);
+      setQuery({ ...queryOf(location.search), member: String(found.member_id) });
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return html`<form class="inline-form" onSubmit=${submit}>
+    <label>or a member's e-mail
+      <input type="email" value=${email} onInput=${(e) => setEmail(e.currentTarget.value)} required autocomplete="off" spellcheck="false" />
+    </label>
+    <button type="submit">Show</button>
+    ${error ? html`<span class="error" role="alert">${error.status === 404 ? 'No member has that address.' : error.message}</span>` : null}
+  </form>`;
 }
 
 const SOURCE_TEXT = {
