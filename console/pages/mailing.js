@@ -216,6 +216,7 @@ function HtmlCheck({ account, mailing: m, member }) {
           ? null
           : html`<${Loading} what="the check" />`
         : html`<p><span class="score" data-score=${c.score}>${c.score}%</span> <span class="muted">supported across ${c.clients_checked} e-mail clients (caniemail data of ${c.data_date})</span></p>
+          ${c.clients?.length ? html`<${ClientList} clients=${c.clients} />` : null}
           ${
             c.features.length === 0
               ? html`<p class="ok">Nothing in this message is known to fail in an e-mail client.</p>`
@@ -232,6 +233,25 @@ function HtmlCheck({ account, mailing: m, member }) {
           }`
     }
   </${Section}>`;
+}
+
+/** The e-mail clients checked, those where something fails first, in a disclosure. */
+function ClientList({ clients }) {
+  const order = { fail: 0, partial: 1, ok: 2 };
+  const sorted = [...clients].sort((a, b) => order[a.status] - order[b.status] || a.name.localeCompare(b.name));
+  const failing = clients.filter((c) => c.status === 'fail').length;
+  return html`<details class="clients">
+    <summary>${failing} of ${clients.length} clients fail something; by client</summary>
+    <ul data-check-clients>
+      ${sorted.map(
+        (c) =>
+          html`<li key=${c.client}>
+            <span class=${`badge s-${c.status === 'fail' ? 'e' : c.status === 'ok' ? 'c' : 'p'}`}>${c.status}</span> ${c.name}
+            ${c.unsupported || c.partial ? html`<span class="muted"> · ${c.unsupported} unsupported, ${c.partial} partial</span>` : null}
+          </li>`,
+      )}
+    </ul>
+  </details>`;
 }
 
 function Links({ links }) {

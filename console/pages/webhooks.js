@@ -13,7 +13,7 @@ export function WebhooksPage({ account, search }) {
   const deliveries = useApi(
     (signal) =>
       api(`/${account}/webhooks/deliveries`, {
-        query: { start: 0, end: 50, failed: q.failed ? 'true' : undefined, webhook_id: q.webhook },
+        query: { start: 0, end: 50, failing: q.failed ? 'true' : undefined, webhook_id: q.webhook },
         signal,
       }),
     [account, q.failed, q.webhook],

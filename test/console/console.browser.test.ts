@@ -5,6 +5,7 @@
  * pages, and axe-core on every page in both themes. Also takes docs/img/console.png.
  */
 import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -21,6 +22,8 @@ let owner: Awaited<ReturnType<typeof newPage>>;
 /** Keys of the sub-account's owner, and of a user (role `user`, no replay) of account 1. */
 let branchKey: Key;
 let viewerKey: Key;
+/** A webhook receiver that answers 200, so some deliveries succeed. */
+let receiver: Server;
 let ids: { welcome: number; launch: number; ada: number; grace: number; mallory: number; sms: number };
 
 async function signInWithKey(key: Key) {
@@ -66,11 +69,14 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
     branchKey = await box.ok('POST', '/2/keys', { user_id: branchUser.user_id });
     const viewer = await box.ok('POST', '/1/users', { email: 'viewer@example.com', role: 'user' });
     viewerKey = await box.ok('POST', '/1/keys', { user_id: viewer.user_id });
+    receiver = createServer((_req, res) => res.end('ok')).listen(0, '127.0.0.1');
+    await new Promise((r) => receiver.once('listening', r));
     browser = await launchBrowser(box.dir);
     owner = await newPage(browser);
   }, 120_000);
 
   afterAll(async () => {
+    receiver?.close();
     await browser?.close();
     await box.stop();
   });
@@ -274,8 +280,23 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
     }
     expect(failed.length).toBeGreaterThan(0);
     const delivery = failed[0];
-    await go(page, '/ui/1/webhooks?failed=1');
-    expect(await textOf(page, 'table[aria-label], [aria-label="Webhook deliveries"] table')).toBeDefined();
+    // A delivery that succeeds, to a receiver that answers: listed, but not under failures only.
+    const port = (receiver.address() as { port: number }).port;
+    await box.ok('POST', '/1/webhooks', { url: `http://127.0.0.1:${port}/ok`, event: 'member_signup' });
+    await box.ok('POST', '/1/webhooks/trigger', { event: 'member_signup' });
+    let delivered: any[] = [];
+    for (let i = 0; i < 100 && !delivered.length; i++) {
+      delivered = (await box.ok('GET', '/1/webhooks/deliveries?start=0&end=10')).filter((d: any) => d.status === 'o');
+      if (!delivered.length) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(delivered.length).toBe(1);
+    await go(page, '/ui/1/webhooks');
+    expect(await textOf(page, '[aria-label="Webhook deliveries"] tbody')).toContain('member_signup');
+    await page.click('[data-failed-filter]');
+    await page.waitForFunction(() => location.search === '?failed=1');
+    await page.waitForFunction(
+      () => !document.querySelector('[aria-label="Webhook deliveries"] tbody')?.textContent?.includes('member_signup'),
+    );
     const rows = await page.$$eval('[aria-label="Webhook deliveries"] tbody tr', (trs) => trs.map((t) => (t as HTMLElement).textContent));
     expect(rows.some((r) => r.includes(`#${delivery.delivery_id}`) && r.includes('message_open'))).toBe(true);
     // The payload, as text.
@@ -372,6 +393,9 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
     expect(text).toContain('Readers');
     expect(await page.$(`a[href="/ui/1/mailings/${ids.welcome}/messages/${ids.ada}"]`)).not.toBeNull();
     expect(await textOf(page, '[data-timeline]')).toMatch(/Opened/);
+    expect(await textOf(page, '#subs-h + *')).toContain('Product news');
+    await go(page, `/ui/1/members/${ids.grace}`);
+    expect(await textOf(page, '#subs-h + *')).toBe('No subscriptions.');
     await go(page, `/ui/1/members/${ids.mallory}`);
     expect(await textOf(page, '#sms-h + *')).toContain('+15550100001');
   });
