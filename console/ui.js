@@ -46,6 +46,17 @@ export function useApi(load, deps) {
   return { ...state, reload: () => setTick((t) => t + 1) };
 }
 
+/** A growing window over a list: `end` for the query, `grow()` for the next step. */
+export function useMore(step = 50) {
+  const [end, setEnd] = useState(step);
+  return { end, grow: () => setEnd((e) => e + step) };
+}
+
+/** The button that grows a window, while the last answer filled it (there may be more). */
+export function MoreButton({ window, shown, label = 'Show more' }) {
+  return shown >= window.end ? html`<p><button type="button" onClick=${window.grow}>${label}</button></p>` : null;
+}
+
 /** Debounces a changing value: the value once it has not changed for `ms`. */
 export function useDebounced(value, ms) {
   const [settled, setSettled] = useState(value);

@@ -3,7 +3,7 @@
 // touchpoints and engagement on one timeline.
 import { html } from '../html.js';
 import { api } from '../api.js';
-import { ErrorBox, Facts, Loading, Page, Section, Table, useApi } from '../ui.js';
+import { ErrorBox, Facts, Loading, Page, Section, Table, MoreButton, useApi, useMore } from '../ui.js';
 import { MEMBER_STATUS, text, when } from '../format.js';
 
 /** An SMS subscriber's status letters. */
@@ -26,8 +26,16 @@ function MemberBody({ account, member: m }) {
   const groups = useApi((signal) => api(`${base}/groups`, { signal }), [base]);
   const subscriptions = useApi((signal) => api(`${base}/subscriptions`, { signal }), [base]);
   const optouts = useApi((signal) => api(`${base}/optout`, { signal }), [base]);
-  const mailings = useApi((signal) => api(`${base}/mailings`, { query: { start: 0, end: 50 }, signal }), [base]);
-  const timeline = useApi((signal) => api(`${base}/timeline`, { query: { start: 0, end: 100 }, signal }), [base]);
+  const moreMailings = useMore(50);
+  const moreTimeline = useMore(100);
+  const mailings = useApi(
+    (signal) => api(`${base}/mailings`, { query: { start: 0, end: moreMailings.end }, signal }),
+    [base, moreMailings.end],
+  );
+  const timeline = useApi(
+    (signal) => api(`${base}/timeline`, { query: { start: 0, end: moreTimeline.end }, signal }),
+    [base, moreTimeline.end],
+  );
   const fields = Object.entries(m.fields ?? {});
   return html`
     <${Facts}
@@ -118,6 +126,7 @@ function MemberBody({ account, member: m }) {
           { label: 'Clicked', render: (r) => when(r.clicked) },
         ]}
       />
+      <${MoreButton} window=${moreMailings} shown=${mailings.data?.length ?? 0} label="Older mailings" />
     </${Section}>
     <${Section} title="Timeline" id="timeline-h">
       <${ErrorBox} error=${timeline.error} />
@@ -128,6 +137,7 @@ function MemberBody({ account, member: m }) {
             : html`<p class="muted">Nothing has happened to this member yet.</p>`
           : !timeline.error && html`<${Loading} what="the timeline" />`
       }
+      <${MoreButton} window=${moreTimeline} shown=${timeline.data?.length ?? 0} label="Earlier" />
     </${Section}>
   `;
 }
