@@ -409,13 +409,28 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
     expect(await textOf(page, '[aria-label="SMS deliveries"]')).toContain(`member ${ids.mallory}`);
   });
 
-  test('imports: the seed import with its counts', async () => {
+  test('imports and exports: the seed import with its counts, an export to download', async () => {
     const { page } = owner;
     await go(page, '/ui/1/imports');
     const row = await textOf(page, '[aria-label="Recent imports"] tbody tr');
     expect(row).toContain('amsg seed');
     expect(row).toContain('finished');
     expect(row).toContain('20,003');
+    // An export of the Readers group, downloaded through the link on the page.
+    const readers = (await box.ok('GET', '/1/groups')).find((g: any) => g.group_name === 'Readers').member_group_id;
+    const { export_id } = await box.ok('POST', '/1/exports', { user_id: 'owner@localhost', criteria: { groups: [readers] } });
+    for (let i = 0; i < 100 && (await box.ok('GET', `/1/exports/${export_id}`)).status !== 'o'; i++)
+      await new Promise((r) => setTimeout(r, 200));
+    await go(page, '/ui/1/imports');
+    const href = await page.$eval(`[aria-label="Recent exports"] a[download]`, (a) => a.getAttribute('href'));
+    expect(href).toBe(`/ui/api/1/exports/${export_id}/download`);
+    const csv = await page.evaluate(async (url) => {
+      const res = await fetch(url!);
+      return { type: res.headers.get('content-type'), text: await res.text() };
+    }, href);
+    expect(csv.type).toMatch(/^text\/csv/);
+    expect(csv.text).toContain('grace@example.com');
+    expect(csv.text).not.toContain('crowd1@example.test');
   });
 
   test('markup in the data runs nothing on any page that shows it (CSP bypassed: escaping alone)', async () => {
