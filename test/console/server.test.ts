@@ -554,6 +554,24 @@ describe('message frames', () => {
   });
 });
 
+describe('export downloads', () => {
+  it('stream through /ui/api as a file, with the API’s type and name', async () => {
+    const { cookie, write } = await owner();
+    await write('POST', '/1/members/add', { email: 'ann@example.com' });
+    const { export_id } = await write('POST', '/1/exports', { user_id: 'owner@localhost' });
+    const { advanceJobs } = await import('../../src/service/jobs.js');
+    for (let i = 0; i < 100 && advanceJobs(db, fixedClock(T0), 1_000); i++);
+    const ui = await get(`/ui/api/1/exports/${export_id}/download`, { cookie });
+    const api = await get(`/1/exports/${export_id}/download`, { authorization: basic() });
+    expect(ui.status).toBe(200);
+    expect(ui.headers.get('content-type')).toBe(api.headers.get('content-type'));
+    expect(ui.headers.get('content-disposition')).toMatch(/^attachment; filename="/);
+    expect(ui.headers.get('content-disposition')).toBe(api.headers.get('content-disposition'));
+    expect(ui.headers.get('cache-control')).toBe('no-store');
+    expect(Buffer.from(await ui.arrayBuffer()).equals(Buffer.from(await api.arrayBuffer()))).toBe(true);
+  });
+});
+
 // ------------------------------------------------------------------ the commands
 
 describe('amsg serve and amsg console (the built CLI)', () => {
