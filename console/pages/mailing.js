@@ -223,7 +223,7 @@ function HtmlCheck({ account, mailing: m, member }) {
               : html`<ul class="check-list" data-check-features>
                 ${c.features.map(
                   (f) => html`<li data-feature=${f.feature}>
-                    <a href=${f.url} target="_blank" rel="noopener noreferrer">${f.title}</a>
+                    ${/^https:\/\//.test(f.url ?? '') ? html`<a href=${f.url} target="_blank" rel="noopener noreferrer">${f.title ?? f.feature}</a>` : html`<strong>${f.title ?? f.feature ?? '(unnamed check)'}</strong>`}
                     ${' '}<span class=${`badge s-${f.support === 'n' ? 'e' : 'p'}`}>${f.support === 'n' ? 'unsupported' : 'partial'}</span>
                     ${f.unsupported_in.length ? html`<div class="muted">Fails in ${f.unsupported_in.map((x) => x.name).join(', ')}</div>` : null}
                     ${f.partial_in.length ? html`<div class="muted">Partly in ${f.partial_in.map((x) => x.name).join(', ')}</div>` : null}
