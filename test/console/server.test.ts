@@ -330,7 +330,12 @@ describe('pages', () => {
 
   it('a path that is no page is a 404', async () => {
     const cookie = await signInByLink();
-    expect((await get('/ui/nothing', { cookie })).status).toBe(404);
+    const missing = await get('/ui/nothing%3Cscript%3E', { cookie });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('content-security-policy')).toBe(PAGE_CSP);
+    const html = await missing.text();
+    expect(html).toContain('There is no console page /ui/nothing%3Cscript%3E.');
+    expect(html).not.toMatch(/<script|<form/);
     expect((await fetch(`${server.url}/ui/1/mailings`, { method: 'POST', headers: { cookie } })).status).toBe(405);
   });
 });

@@ -16,7 +16,7 @@ import { accessibleAccounts, authenticate, firstOwner } from '../../service/acco
 import { parseQuery } from '../query.js';
 import { assetsDir, serveAsset } from './assets.js';
 import { liveStreams, type LiveStreams } from './live.js';
-import { FRAME_HEADERS, landingPage, loginPage, NOT_SIGNED_IN, PAGE_HEADERS, SHELL } from './pages.js';
+import { FRAME_HEADERS, landingPage, loginPage, NOT_SIGNED_IN, notFoundPage, PAGE_HEADERS, SHELL } from './pages.js';
 import { COOKIE, cookieValue, sameToken, Sessions, type Session } from './sessions.js';
 
 /** What the console needs of the server it is mounted on. */
@@ -244,7 +244,7 @@ export function createConsole(host: ConsoleHost, opts: ConsoleOptions = {}): Con
       return sendHtml(res, 405, loginPage({ message: 'Console pages are read with GET.' }), { allow: 'GET' });
     const signedIn = sessions.resolve(cookieOf(req));
     if (rawPath === '/ui' || rawPath === '/ui/') return redirect(res, 302, signedIn ? home(signedIn.actor) : '/ui/login');
-    if (!PAGE_PATH.test(rawPath)) return sendHtml(res, 404, loginPage({ message: `There is no console page ${rawPath}.` }));
+    if (!PAGE_PATH.test(rawPath)) return sendHtml(res, 404, notFoundPage(rawPath));
     if (!signedIn) return redirect(res, 302, `/ui/login?next=${encodeURIComponent(rawPath + (queryText ? `?${queryText}` : ''))}`);
     sendHtml(res, 200, SHELL);
   };
