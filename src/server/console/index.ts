@@ -29,6 +29,8 @@ export interface ConsoleHost {
   readBody(req: http.IncomingMessage, res: http.ServerResponse, limit: number, then: (body: string) => void): void;
   /** Paths that are not operations of the table and stay out of reach of the console (/_sandbox/reset). */
   reserved: string[];
+  /** The server's rate limit (`--rate-limit`): seconds to wait before this key may call again, or 0. */
+  rateLimit?: (key: string) => number;
 }
 
 export interface ConsoleOptions {
@@ -203,6 +205,12 @@ export function createConsole(host: ConsoleHost, opts: ConsoleOptions = {}): Con
     if (host.reserved.includes(apiPath) || apiPath.startsWith('/v1/')) {
       req.resume();
       return sendJson(res, { status: 404, body: { error: `no such operation: ${method} ${apiPath}` } });
+    }
+    // Counted as the key's API calls are (a link session as its user's), so the console is no way around --rate-limit.
+    const wait = host.rateLimit?.(session.publicKey ?? `user:${actor.user_id}`);
+    if (wait) {
+      req.resume();
+      return sendJson(res, { status: 403, body: { error: 'Rate Limit Exceeded' }, headers: { 'retry-after': String(wait) } });
     }
     const request: ApiRequest = { method, path: apiPath, query: parseQuery(queryText), body: '', actor };
     if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined)
