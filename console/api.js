@@ -25,7 +25,12 @@ export const loginUrl = () => `/ui/login?next=${encodeURIComponent(location.path
  * Calls the service. `path` is the route table's path with its values filled in
  * (`/12/mailings/3`); `query` values that are undefined, null or '' are left out.
  */
-export async function api(path, { method = 'GET', query, body, signal } = {}) {
+export async function api(path, options = {}) {
+  return (await apiWithHeaders(path, options)).data;
+}
+
+/** As api(), answering {data, headers} (some answers say more in a header). */
+export async function apiWithHeaders(path, { method = 'GET', query, body, signal } = {}) {
   const url = new URL(`/ui/api${path}`, location.origin);
   for (const [key, value] of Object.entries(query ?? {})) {
     if (value !== undefined && value !== null && value !== '') url.searchParams.set(key, String(value));
@@ -53,5 +58,5 @@ export async function api(path, { method = 'GET', query, body, signal } = {}) {
     location.assign(loginUrl());
   }
   if (!res.ok) throw new ApiError(res.status, data);
-  return data;
+  return { data, headers: res.headers };
 }

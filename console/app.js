@@ -48,9 +48,8 @@ export function App() {
 function SignedIn({ route, search }) {
   const session = useApi(() => api('/session'), []);
   const data = session.data;
-  useEffect(() => {
-    if (data) setCsrfToken(data.csrf_token);
-  }, [data]);
+  // Set before any page renders, so no write can go out without it.
+  if (data) setCsrfToken(data.csrf_token);
   useEffect(() => {
     if (session.error instanceof ApiError && session.error.status === 401) location.assign(loginUrl());
   }, [session.error]);

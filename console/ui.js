@@ -46,6 +46,17 @@ export function useApi(load, deps) {
   return { ...state, reload: () => setTick((t) => t + 1) };
 }
 
+/** A growing window over a list: `end` for the query, `grow()` for the next step. */
+export function useMore(step = 50) {
+  const [end, setEnd] = useState(step);
+  return { end, grow: () => setEnd((e) => e + step) };
+}
+
+/** The button that grows a window, while the last answer filled it (there may be more). */
+export function MoreButton({ window, shown, label = 'Show more' }) {
+  return shown >= window.end ? html`<p><button type="button" onClick=${window.grow}>${label}</button></p>` : null;
+}
+
 /** Debounces a changing value: the value once it has not changed for `ms`. */
 export function useDebounced(value, ms) {
   const [settled, setSettled] = useState(value);
@@ -142,9 +153,10 @@ export function Facts({ items }) {
 
 /**
  * A button that asks first: a modal <dialog> naming what the write touches, then runs
- * `action()` and shows its outcome. The dialog traps focus and Escape closes it.
+ * `action()` and shows its outcome. The dialog traps focus and Escape closes it. `hidden`: the
+ * write no longer applies (a canceled mailing): no button, but the last outcome stays shown.
  */
-export function ConfirmButton({ label, title, message, confirmLabel, action, onDone, danger = false }) {
+export function ConfirmButton({ label, title, message, confirmLabel, action, onDone, danger = false, hidden = false }) {
   const dialog = useRef(null);
   const titleId = useId();
   const [busy, setBusy] = useState(false);
@@ -168,7 +180,7 @@ export function ConfirmButton({ label, title, message, confirmLabel, action, onD
     }
   };
   return html`<span class="confirm">
-    <button type="button" class=${danger ? 'danger' : ''} onClick=${open}>${label}</button>
+    ${hidden ? null : html`<button type="button" class=${danger ? 'danger' : ''} onClick=${open}>${label}</button>`}
     <dialog ref=${dialog} aria-labelledby=${titleId}>
       <form method="dialog" onSubmit=${confirm}>
         <h2 id=${titleId}>${title ?? label}</h2>

@@ -56,8 +56,9 @@ export function ImportsPage({ account }) {
             columns=${[
               { label: 'Export', num: true, render: (x) => x.export_id },
               { label: 'Status', render: (x) => IMPORT_STATUS[x.status] ?? x.status },
-              { label: 'Created', render: (x) => when(x.created_at ?? x.export_started) },
-              { label: 'Members', num: true, render: (x) => count(x.num_members ?? x.member_count) },
+              { label: 'Name', render: (x) => x.export_name ?? '' },
+              { label: 'Created', render: (x) => when(x.created_at) },
+              { label: 'Finished', render: (x) => when(x.completed_at) },
               {
                 label: '',
                 render: (x) =>

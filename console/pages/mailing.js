@@ -1,6 +1,7 @@
 // /ui/{account}/mailings/{mailing}: the message as recipients see it (any recipient's
 // personalization), its HTML check, its links and clicks, and the response as charts; counts
 // move while it sends. Writes: cancel (when pending or paused), simulate an open or a click.
+import { useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { api } from '../api.js';
 import { queryOf, setQuery } from '../router.js';
@@ -36,8 +37,8 @@ export function MailingPage({ account, params, search }) {
 }
 
 function CancelButton({ account, mailing, onDone }) {
-  if (!['p', 'a'].includes(mailing.mailing_status)) return null;
   return html`<${ConfirmButton}
+    hidden=${!['p', 'a'].includes(mailing.mailing_status)}
     label="Cancel mailing"
     danger=${true}
     title=${`Cancel “${mailing.name}”?`}
@@ -131,6 +132,7 @@ function Preview({ account, mailing: m, member }) {
           ${options.map((o) => html`<option value=${String(o.member_id)}>${o.email}</option>`)}
         </select>
       </label>
+      <${PickByEmail} account=${account} />
       ${p ? html`<span class="muted" data-preview-source=${p.source}>${SOURCE_TEXT[p.source] ?? p.source}</span>` : null}
       ${member ? html`<a href=${`/ui/${account}/mailings/${id}/messages/${member}`}>Open this member's message</a>` : null}
       ${member && ['c', 'w'].includes(m.mailing_status) ? html`<${Simulate} account=${account} mailing=${m} member=${member} who=${who} />` : null}
@@ -149,6 +151,29 @@ function Preview({ account, mailing: m, member }) {
           : html`<${Loading} what="the message" />`
     }
   </${Section}>`;
+}
+
+/** Any member by address (the menu lists the first recipients only): the message for that member. */
+function PickByEmail({ account }) {
+  const [email, setEmail] = useState('');
+  const [error, setError] = useState(null);
+  const submit = async (event) => {
+    event.preventDefault();
+    setError(null);
+    try {
+      const found = await api(`/${account}/members/email/${encodeURIComponent(email.trim())}`);
+      setQuery({ ...queryOf(location.search), member: String(found.member_id) });
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return html`<form class="inline-form" onSubmit=${submit}>
+    <label>or a member's e-mail
+      <input type="email" value=${email} onInput=${(e) => setEmail(e.currentTarget.value)} required autocomplete="off" spellcheck="false" />
+    </label>
+    <button type="submit">Show</button>
+    ${error ? html`<span class="error" role="alert">${error.status === 404 ? 'No member has that address.' : error.message}</span>` : null}
+  </form>`;
 }
 
 const SOURCE_TEXT = {
@@ -191,13 +216,14 @@ function HtmlCheck({ account, mailing: m, member }) {
           ? null
           : html`<${Loading} what="the check" />`
         : html`<p><span class="score" data-score=${c.score}>${c.score}%</span> <span class="muted">supported across ${c.clients_checked} e-mail clients (caniemail data of ${c.data_date})</span></p>
+          ${c.clients?.length ? html`<${ClientList} clients=${c.clients} />` : null}
           ${
             c.features.length === 0
               ? html`<p class="ok">Nothing in this message is known to fail in an e-mail client.</p>`
               : html`<ul class="check-list" data-check-features>
                 ${c.features.map(
                   (f) => html`<li data-feature=${f.feature}>
-                    <a href=${f.url} target="_blank" rel="noopener noreferrer">${f.title}</a>
+                    ${/^https:\/\//.test(f.url ?? '') ? html`<a href=${f.url} target="_blank" rel="noopener noreferrer">${f.title ?? f.feature}</a>` : html`<strong>${f.title ?? f.feature ?? '(unnamed check)'}</strong>`}
                     ${' '}<span class=${`badge s-${f.support === 'n' ? 'e' : 'p'}`}>${f.support === 'n' ? 'unsupported' : 'partial'}</span>
                     ${f.unsupported_in.length ? html`<div class="muted">Fails in ${f.unsupported_in.map((x) => x.name).join(', ')}</div>` : null}
                     ${f.partial_in.length ? html`<div class="muted">Partly in ${f.partial_in.map((x) => x.name).join(', ')}</div>` : null}
@@ -207,6 +233,25 @@ function HtmlCheck({ account, mailing: m, member }) {
           }`
     }
   </${Section}>`;
+}
+
+/** The e-mail clients checked, those where something fails first, in a disclosure. */
+function ClientList({ clients }) {
+  const order = { fail: 0, partial: 1, ok: 2 };
+  const sorted = [...clients].sort((a, b) => order[a.status] - order[b.status] || a.name.localeCompare(b.name));
+  const failing = clients.filter((c) => c.status === 'fail').length;
+  return html`<details class="clients">
+    <summary>${failing} of ${clients.length} clients fail something; by client</summary>
+    <ul data-check-clients>
+      ${sorted.map(
+        (c) =>
+          html`<li key=${c.client}>
+            <span class=${`badge s-${c.status === 'fail' ? 'e' : c.status === 'ok' ? 'c' : 'p'}`}>${c.status}</span> ${c.name}
+            ${c.unsupported || c.partial ? html`<span class="muted"> · ${c.unsupported} unsupported, ${c.partial} partial</span>` : null}
+          </li>`,
+      )}
+    </ul>
+  </details>`;
 }
 
 function Links({ links }) {
@@ -303,7 +348,7 @@ function SplitTest({ account, mailing: m }) {
         {
           label: 'Variant',
           render: (v) =>
-            html`<a href=${`/ui/${account}/mailings/${v.mailing_id}`}>Mailing ${v.mailing_id}</a>${v.mailing_id === m.split_test.winner_mailing_id ? html` <span class="badge s-c">winner</span>` : null}`,
+            html`<a href=${`/ui/${account}/mailings/${v.mailing_id}`}>${v.name ?? `Mailing ${v.mailing_id}`}</a>${v.mailing_id === m.split_test.winner_mailing_id ? html` <span class="badge s-c">winner</span>` : null}`,
         },
         { label: 'Subject', render: (v) => v.subject ?? v.response?.subject },
         { label: 'Delivered', num: true, render: (v) => count(v.response?.delivered) },

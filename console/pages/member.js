@@ -3,7 +3,7 @@
 // touchpoints and engagement on one timeline.
 import { html } from '../html.js';
 import { api } from '../api.js';
-import { ErrorBox, Facts, Loading, Page, Section, Table, useApi } from '../ui.js';
+import { ErrorBox, Facts, Loading, Page, Section, Table, MoreButton, useApi, useMore } from '../ui.js';
 import { MEMBER_STATUS, text, when } from '../format.js';
 
 /** An SMS subscriber's status letters. */
@@ -24,10 +24,18 @@ function MemberBody({ account, member: m }) {
   const id = m.member_id;
   const base = `/${account}/members/${id}`;
   const groups = useApi((signal) => api(`${base}/groups`, { signal }), [base]);
-  const subscriptions = useApi((signal) => api(`/${account}/subscriptions`, { query: { member_id: id }, signal }), [account, id]);
+  const subscriptions = useApi((signal) => api(`${base}/subscriptions`, { signal }), [base]);
   const optouts = useApi((signal) => api(`${base}/optout`, { signal }), [base]);
-  const mailings = useApi((signal) => api(`${base}/mailings`, { query: { start: 0, end: 50 }, signal }), [base]);
-  const timeline = useApi((signal) => api(`${base}/timeline`, { query: { start: 0, end: 100 }, signal }), [base]);
+  const moreMailings = useMore(50);
+  const moreTimeline = useMore(100);
+  const mailings = useApi(
+    (signal) => api(`${base}/mailings`, { query: { start: 0, end: moreMailings.end }, signal }),
+    [base, moreMailings.end],
+  );
+  const timeline = useApi(
+    (signal) => api(`${base}/timeline`, { query: { start: 0, end: moreTimeline.end }, signal }),
+    [base, moreTimeline.end],
+  );
   const fields = Object.entries(m.fields ?? {});
   return html`
     <${Facts}
@@ -77,7 +85,15 @@ function MemberBody({ account, member: m }) {
         ${
           subscriptions.data
             ? subscriptions.data.length
-              ? html`<ul>${subscriptions.data.map((s) => html`<li key=${s.subscription_id}>${s.subscription_name}</li>`)}</ul>`
+              ? html`<ul>
+                ${subscriptions.data.map(
+                  (s) =>
+                    html`<li key=${s.subscription_id}>
+                      ${s.subscription_name}
+                      <span class="muted">${s.status === 'opted_out' ? ` · opted out ${when(s.opted_out_at)}` : ` · since ${when(s.subscribed_at)}`}</span>
+                    </li>`,
+                )}
+              </ul>`
               : html`<p class="muted">No subscriptions.</p>`
             : !subscriptions.error && html`<${Loading} what="subscriptions" />`
         }
@@ -110,6 +126,7 @@ function MemberBody({ account, member: m }) {
           { label: 'Clicked', render: (r) => when(r.clicked) },
         ]}
       />
+      <${MoreButton} window=${moreMailings} shown=${mailings.data?.length ?? 0} label="Older mailings" />
     </${Section}>
     <${Section} title="Timeline" id="timeline-h">
       <${ErrorBox} error=${timeline.error} />
@@ -120,9 +137,13 @@ function MemberBody({ account, member: m }) {
             : html`<p class="muted">Nothing has happened to this member yet.</p>`
           : !timeline.error && html`<${Loading} what="the timeline" />`
       }
+      <${MoreButton} window=${moreTimeline} shown=${timeline.data?.length ?? 0} label="Earlier" />
     </${Section}>
   `;
 }
+
+const value = (item) => (item.monetary_value === null || item.monetary_value === undefined ? null : html` · value ${item.monetary_value}`);
+const attributes = (item) => (item.attributes ? html` <span class="muted mono">${text(item.attributes)}</span>` : null);
 
 function TimelineItem({ account, member, item }) {
   const mailing = item.mailing_id
@@ -130,16 +151,20 @@ function TimelineItem({ account, member, item }) {
     : null;
   const what = {
     joined: () => 'Joined the audience',
-    mailing: () => html`Received ${mailing}${item.subject ? html` <span class="muted">“${item.subject}”</span>` : null}`,
+    mailing: () => html`Sent ${mailing}${item.delivery_type === 't' ? ' (plain text)' : ''}`,
     opened: () => html`Opened ${mailing}`,
-    clicked: () => html`Clicked <span class="mono">${item.url}</span> in ${mailing}`,
+    clicked: () => html`Clicked ${item.url ? html`<span class="mono">${item.url}</span>` : 'a link'} in ${mailing}`,
     bounced: () => html`${item.bounce_type === 'hard' ? 'Hard' : 'Soft'} bounce of ${mailing}`,
-    optout: () => html`Status ${text(item.status)}${mailing ? html` through ${mailing}` : null}`,
+    optout: () =>
+      item.sms_campaign_id
+        ? html`Opted out of SMS through <a href=${`/ui/${account}/sms/${item.sms_campaign_id}`}>campaign ${item.sms_campaign_id}</a>`
+        : html`Opted out${mailing ? html` through ${mailing}` : null}`,
     event: () =>
-      html`Event <strong>${item.event_type}</strong> ${item.properties ? html`<span class="muted mono">${text(item.properties)}</span>` : null}`,
+      html`Event <strong>${item.display_name || item.event_type}</strong>${value(item)}${attributes(item)}${mailing ? html` · ${mailing}` : null}`,
     touchpoint: () =>
-      html`Touchpoint <strong>${item.touchpoint_type}</strong> ${item.properties ? html`<span class="muted mono">${text(item.properties)}</span>` : null}`,
-    sms: () => html`SMS <a href=${`/ui/${account}/sms/${item.sms_campaign_id}`}>${item.sms_campaign_name}</a> (${text(item.status)})`,
+      html`Touchpoint <strong>${item.display_name || item.type_name}</strong>${value(item)}${attributes(item)}${mailing ? html` · ${mailing}` : null}`,
+    sms: () =>
+      html`SMS <a href=${`/ui/${account}/sms/${item.sms_campaign_id}`}>${item.sms_campaign_name}</a> ${item.delivery_type === 'b' ? 'bounced' : 'delivered'} to ${item.to_phone_number}`,
   }[item.kind];
   return html`<time datetime=${String(item.at ?? '').replace('@D:', '')}>${when(item.at)}</time>${what ? what() : html`${item.kind}`}`;
 }

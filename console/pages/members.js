@@ -2,10 +2,10 @@
 // (debounced; one window of matches per search, through the service's trigram index).
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { api } from '../api.js';
+import { apiWithHeaders } from '../api.js';
 import { queryOf, setQuery } from '../router.js';
 import { ErrorBox, Page, Table, useApi, useDebounced } from '../ui.js';
-import { MEMBER_STATUS, when } from '../format.js';
+import { count, MEMBER_STATUS, when } from '../format.js';
 
 const PAGE_SIZE = 50;
 
@@ -19,11 +19,13 @@ export function MembersPage({ account, search }) {
   const result = useApi(
     (signal) =>
       q
-        ? api(`/${account}/members/search`, { query: { q, start: 0, end: PAGE_SIZE }, signal })
-        : api(`/${account}/members`, { query: { start: 0, end: PAGE_SIZE }, signal }),
+        ? apiWithHeaders(`/${account}/members/search`, { query: { q, start: 0, end: PAGE_SIZE }, signal })
+        : apiWithHeaders(`/${account}/members`, { query: { start: 0, end: PAGE_SIZE }, signal }),
     [account, q],
   );
-  const rows = result.data ?? [];
+  const rows = result.data?.data ?? [];
+  // Members the search index has not reached yet (just imported) that the search could not look at.
+  const unindexed = Number(result.data?.headers.get('x-amsg-search-unindexed') ?? 0);
   return html`<${Page} name="members" title="Members" loaded=${result.data !== undefined && !result.loading}>
     <form class="filters" role="search" onSubmit=${(e) => e.preventDefault()}>
       <label>Search by e-mail
@@ -33,6 +35,7 @@ export function MembersPage({ account, search }) {
         ${result.loading ? 'Searching…' : q ? `${rows.length}${rows.length === PAGE_SIZE ? '+' : ''} matching “${q}”` : `The first ${rows.length} members`}
       </span>
     </form>
+    ${unindexed > 0 ? html`<p class="muted" role="status">Still indexing ${count(unindexed)} new members: they may be missing from these matches for a moment.</p>` : null}
     <${ErrorBox} error=${result.error} />
     <${Table}
       label="Members"

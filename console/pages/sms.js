@@ -98,8 +98,9 @@ export function SmsPage({ account, params }) {
               empty=${clicks.data ? 'No clicks.' : 'Loading…'}
               columns=${[
                 { label: 'Member', render: (k) => html`<a href=${`/ui/${account}/members/${k.member_id}`}>member ${k.member_id}</a>` },
-                { label: 'URL', render: (k) => html`<span class="mono">${k.url ?? k.link_url ?? ''}</span>` },
-                { label: 'At', render: (k) => when(k.clicked_at ?? k.created_at ?? k.timestamp) },
+                { label: 'To', render: (k) => k.to_phone_number },
+                { label: 'URL', render: (k) => html`<span class="mono">${k.sms_link_target}</span>` },
+                { label: 'At', render: (k) => when(k.click_timestamp) },
               ]}
             />
           </${Section}>`

@@ -4,19 +4,20 @@ import { useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { api } from '../api.js';
 import { queryOf, setQuery } from '../router.js';
-import { ConfirmButton, ErrorBox, Facts, Loading, Page, Section, Table, useApi } from '../ui.js';
+import { ConfirmButton, ErrorBox, Facts, Loading, Page, Section, Table, MoreButton, useApi, useMore } from '../ui.js';
 import { DELIVERY_STATUS, when } from '../format.js';
 
 export function WebhooksPage({ account, search }) {
   const q = queryOf(search);
   const hooks = useApi((signal) => api(`/${account}/webhooks`, { signal }), [account]);
+  const more = useMore(50);
   const deliveries = useApi(
     (signal) =>
       api(`/${account}/webhooks/deliveries`, {
-        query: { start: 0, end: 50, failed: q.failed ? 'true' : undefined, webhook_id: q.webhook },
+        query: { start: 0, end: more.end, failing: q.failed ? 'true' : undefined, webhook_id: q.webhook },
         signal,
       }),
-    [account, q.failed, q.webhook],
+    [account, q.failed, q.webhook, more.end],
   );
   const [open, setOpen] = useState(null);
   const hookById = new Map((hooks.data ?? []).map((h) => [h.webhook_id, h]));
@@ -78,6 +79,7 @@ export function WebhooksPage({ account, search }) {
             ? null
             : html`<${Loading} what="deliveries" />`
       }
+      <${MoreButton} window=${more} shown=${deliveries.data?.length ?? 0} label="Older deliveries" />
       ${open ? html`<${DeliveryDetail} key=${open} account=${account} id=${open} />` : null}
     </${Section}>
   </${Page}>`;

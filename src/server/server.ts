@@ -386,6 +386,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
             answer,
             readBody: (req, res, limit, then) => readBody(req, res, lingering, limit, then, (err) => fail(res, err)),
             reserved: [SANDBOX_RESET_PATH],
+            rateLimit: limiter && ((key) => limiter.hit(key, Date.now())),
           },
           opts.console,
         );

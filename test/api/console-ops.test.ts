@@ -369,3 +369,35 @@ describe('an SMS campaign’s preview', () => {
     expect((await s.call('GET', '/1/sms/campaigns/999/preview')).status).toBe(404);
   });
 });
+
+describe('an import’s row errors', () => {
+  it('keeps each refused row with its number in the import and why, streamed or bulk', async () => {
+    await createField(s, { shortcut_name: 'score', field_type: 'numeric' });
+    const imp = (await ok(s, 'POST', '/1/members/imports', { body: {} })).import_id;
+    await ok(s, 'POST', `/1/members/imports/${imp}/rows`, {
+      body: { members: [{ email: 'ok@example.com' }, { email: 'not-an-address' }, { email: 'cy@example.com', score: 'abc' }] },
+    });
+    await ok(s, 'POST', `/1/members/imports/${imp}/rows`, {
+      body: { members: [{ email: 'dee@example.com', score: 'x' }, { email: 'eve@example.com' }] },
+    });
+    await ok(s, 'POST', `/1/members/imports/${imp}/finish`, { body: {} });
+    const errors = await ok(s, 'GET', `/1/members/imports/${imp}/errors`);
+    expect(errors).toEqual([
+      { row: 2, email: 'not-an-address', error: expect.stringMatching(/e-mail|address/) },
+      { row: 3, email: 'cy@example.com', error: expect.stringMatching(/score/) },
+      { row: 4, email: 'dee@example.com', error: expect.stringMatching(/score/) },
+    ]);
+    expect((await ok(s, 'GET', `/1/members/imports/${imp}`)).num_errors).toBe(3);
+    expect(await ok(s, 'GET', `/1/members/imports/${imp}/errors`, { query: { count: 'true' } })).toBe(3);
+    expect(await ok(s, 'GET', `/1/members/imports/${imp}/errors`, { query: { start: '1', end: '2' } })).toEqual([errors[1]]);
+    // The bulk POST /members (a job) keeps them too.
+    const bulk = (
+      await ok(s, 'POST', '/1/members', { body: { members: [{ email: 'fay@example.com', score: 'no' }, { email: 'gus@example.com' }] } })
+    ).import_id;
+    runJobs();
+    expect(await ok(s, 'GET', `/1/members/imports/${bulk}/errors`)).toEqual([
+      { row: 1, email: 'fay@example.com', error: expect.stringMatching(/score/) },
+    ]);
+    expect((await s.call('GET', '/1/members/imports/999/errors')).status).toBe(404);
+  });
+});

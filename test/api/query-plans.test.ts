@@ -278,6 +278,8 @@ const ROUTES: ListRoute[] = [
   { path: '/1/webhooks/deliveries', query: { failing: 'true', count: 'true' } },
   { path: '/1/webhooks/deliveries/1' },
   { path: '/1/sms/campaigns/{campaign}/preview', query: { member_id: '{ann}' } },
+  { path: '/1/members/imports/{import}/errors' },
+  { path: '/1/members/imports/{import}/errors', query: { count: 'true' } },
 ];
 
 describe('list routes read in index order, without a sort or a scan of the audience', () => {

@@ -5,6 +5,7 @@
  * pages, and axe-core on every page in both themes. Also takes docs/img/console.png.
  */
 import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -21,6 +22,8 @@ let owner: Awaited<ReturnType<typeof newPage>>;
 /** Keys of the sub-account's owner, and of a user (role `user`, no replay) of account 1. */
 let branchKey: Key;
 let viewerKey: Key;
+/** A webhook receiver that answers 200, so some deliveries succeed. */
+let receiver: Server;
 let ids: { welcome: number; launch: number; ada: number; grace: number; mallory: number; sms: number };
 
 async function signInWithKey(key: Key) {
@@ -33,6 +36,15 @@ async function signInWithKey(key: Key) {
 }
 
 const go = (page: Page, path: string) => open(page, box.url, path);
+
+/** Confirms the open dialog; answers the outcome's text, or fails with the error the dialog shows. */
+async function confirmDialog(page: Page): Promise<string> {
+  await page.click('dialog[open] button[type=submit]');
+  const done = await page.waitForSelector('[data-outcome="ok"], dialog[open] .error[role=alert]');
+  const text = (await done!.evaluate((e) => e.textContent)) ?? '';
+  if (await done!.evaluate((e) => e.closest('dialog') !== null)) throw new Error(`the write was refused: ${text}`);
+  return text;
+}
 
 /** Gives a page of its own context the owner's session cookie (the sign-in link works once). */
 async function useOwnerSession(page: Page) {
@@ -57,11 +69,14 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
     branchKey = await box.ok('POST', '/2/keys', { user_id: branchUser.user_id });
     const viewer = await box.ok('POST', '/1/users', { email: 'viewer@example.com', role: 'user' });
     viewerKey = await box.ok('POST', '/1/keys', { user_id: viewer.user_id });
+    receiver = createServer((_req, res) => res.end('ok')).listen(0, '127.0.0.1');
+    await new Promise((r) => receiver.once('listening', r));
     browser = await launchBrowser(box.dir);
     owner = await newPage(browser);
   }, 120_000);
 
   afterAll(async () => {
+    receiver?.close();
     await browser?.close();
     await box.stop();
   });
@@ -131,6 +146,13 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
       await content!.waitForFunction((n) => document.body?.textContent.includes(`Hello ${n}!`), {}, name);
       expect(await page.$eval('[data-preview-source]', (e) => e.getAttribute('data-preview-source'))).toBe('sent');
     }
+    // Any member by address: the URL takes the member, the message follows.
+    await go(page, `/ui/1/mailings/${ids.welcome}`);
+    expect(await textOf(page, '[data-subject]')).toBe('Hello [First Name]');
+    await page.type('.inline-form input[type=email]', 'grace@example.com');
+    await page.click('.inline-form button[type=submit]');
+    await page.waitForFunction((id) => location.search === `?member=${id}`, {}, ids.grace);
+    await page.waitForFunction(() => document.querySelector('[data-subject]')?.textContent === 'Hello Grace');
     // The member's message page shows what was sent to that member.
     await go(page, `/ui/1/mailings/${ids.welcome}/messages/${ids.grace}`);
     expect(await textOf(page, '[data-subject]')).toBe('Hello Grace');
@@ -188,7 +210,7 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
   test('live counts move during a send, without a reload', async () => {
     const { page } = owner;
     const crowd = (await box.ok('GET', '/1/groups')).find((g: any) => g.group_name === 'Crowd').member_group_id;
-    const sendAt = new Date(Date.now() + 4000).toISOString().replace(/\.\d+Z$/, 'Z');
+    const sendAt = new Date(Date.now() + 6000).toISOString().replace(/\.\d+Z$/, 'Z');
     const id = await box.ok('POST', '/1/mailings', {
       name: 'Crowd send',
       subject: 'Hi [% member:first_name %]',
@@ -219,6 +241,34 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
     expect(await page.$('[data-live="true"]')).toBeNull();
   }, 120_000);
 
+  test('a split test shows each variant with its subject and response, and a chart of opens per variant', async () => {
+    const { page } = owner;
+    const readers = (await box.ok('GET', '/1/groups')).find((g: any) => g.group_name === 'Readers').member_group_id;
+    const { mailing_id: id } = await box.ok('POST', '/1/mailings', {
+      name: 'Subject test',
+      subject: 'Subject test',
+      sender: 'shop@example.com',
+      html_body: '<p>Hi</p><p><a href="[% optout_url %]">Opt out</a></p>',
+      mailing_type: 's',
+      recipient_groups: [readers],
+      split_test: { variants: [{ subject: 'Variant A' }, { subject: 'Variant B' }], test_percent: 100 },
+    });
+    for (let i = 0; i < 100 && (await box.ok('GET', `/1/mailings/${id}`)).mailing_status !== 'c'; i++)
+      await new Promise((r) => setTimeout(r, 200));
+    const { split_test } = await box.ok('GET', `/1/mailings/${id}`);
+    await box.ok('POST', '/1/sim/open', { mailing_id: id, member_id: ids.ada });
+    const opens = await Promise.all(split_test.variants.map(async (v: any) => (await box.ok('GET', `/1/response/${v.mailing_id}`)).opened));
+    expect(opens.reduce((a: number, b: number) => a + b, 0)).toBe(1);
+    await go(page, `/ui/1/mailings/${id}`);
+    const rows = await page.$$eval('[aria-label="Split test variants"] tbody tr', (trs) => trs.map((t) => t.textContent ?? ''));
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toContain('Variant A');
+    expect(rows[1]).toContain('Variant B');
+    const bars = await page.$$eval('[data-chart="variants"] details tbody tr', (trs) => trs.map((t) => t.textContent));
+    expect(bars).toEqual(split_test.variants.map((v: any, i: number) => `#${v.mailing_id}${opens[i]}`));
+    expect(await page.$('[data-chart="variants"] canvas')).not.toBeNull();
+  });
+
   test('webhooks: a failed delivery under "failures only", its payload, and replay', async () => {
     const { page } = owner;
     // An open of Welcome fires message_open to a receiver that refuses: the delivery fails.
@@ -230,8 +280,23 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
     }
     expect(failed.length).toBeGreaterThan(0);
     const delivery = failed[0];
-    await go(page, '/ui/1/webhooks?failed=1');
-    expect(await textOf(page, 'table[aria-label], [aria-label="Webhook deliveries"] table')).toBeDefined();
+    // A delivery that succeeds, to a receiver that answers: listed, but not under failures only.
+    const port = (receiver.address() as { port: number }).port;
+    await box.ok('POST', '/1/webhooks', { url: `http://127.0.0.1:${port}/ok`, event: 'member_signup' });
+    await box.ok('POST', '/1/webhooks/trigger', { event: 'member_signup' });
+    let delivered: any[] = [];
+    for (let i = 0; i < 100 && !delivered.length; i++) {
+      delivered = (await box.ok('GET', '/1/webhooks/deliveries?start=0&end=10')).filter((d: any) => d.status === 'o');
+      if (!delivered.length) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(delivered.length).toBe(1);
+    await go(page, '/ui/1/webhooks');
+    expect(await textOf(page, '[aria-label="Webhook deliveries"] tbody')).toContain('member_signup');
+    await page.click('[data-failed-filter]');
+    await page.waitForFunction(() => location.search === '?failed=1');
+    await page.waitForFunction(
+      () => !document.querySelector('[aria-label="Webhook deliveries"] tbody')?.textContent?.includes('member_signup'),
+    );
     const rows = await page.$$eval('[aria-label="Webhook deliveries"] tbody tr', (trs) => trs.map((t) => (t as HTMLElement).textContent));
     expect(rows.some((r) => r.includes(`#${delivery.delivery_id}`) && r.includes('message_open'))).toBe(true);
     // The payload, as text.
@@ -245,9 +310,7 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
     const dialogText = await dialog!.evaluate((d) => (d as HTMLElement).textContent);
     expect(dialogText).toContain('message_open');
     expect(dialogText).toContain('http://127.0.0.1:9/refused');
-    await page.click('dialog[open] button[type=submit]');
-    await page.waitForSelector('[data-outcome="ok"]');
-    const outcome = await textOf(page, '[data-outcome="ok"]');
+    const outcome = await confirmDialog(page);
     const newId = Number(/#(\d+)/.exec(outcome)?.[1]);
     const replayed = await box.ok('GET', `/1/webhooks/deliveries/${newId}`);
     expect(replayed.replay_of).toBeTruthy();
@@ -262,6 +325,23 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
     await viewer.page.waitForSelector('dialog[open] .error[role=alert]');
     expect(await textOf(viewer.page, 'dialog[open] .error')).toContain('forbidden');
     await viewer.close();
+  });
+
+  test('simulate a click: the confirmation names the member, the link and the mailing', async () => {
+    const { page } = owner;
+    const before = await box.ok('GET', `/1/response/${ids.welcome}`);
+    await go(page, `/ui/1/mailings/${ids.welcome}?member=${ids.grace}`);
+    const buttons = await page.$$('.confirm > button');
+    const labels = await Promise.all(buttons.map((b) => b.evaluate((e) => e.textContent)));
+    await buttons[labels.indexOf('Simulate click')].click();
+    const dialog = await page.waitForSelector('dialog[open]');
+    const text = await dialog!.evaluate((d) => d.textContent ?? '');
+    expect(text).toContain('grace@example.com');
+    expect(text).toContain('https://example.com/start');
+    expect(text).toContain('Welcome');
+    await confirmDialog(page);
+    const after = await box.ok('GET', `/1/response/${ids.welcome}`);
+    expect(after.clicked_unique).toBe(before.clicked_unique + 1);
   });
 
   test('a write without the CSRF token is refused, and writes nothing', async () => {
@@ -286,9 +366,11 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
     await page.click('.page-head .confirm > button');
     const dialog = await page.waitForSelector('dialog[open]');
     expect(await dialog!.evaluate((d) => (d as HTMLElement).textContent)).toContain('2030-06-01 09:00');
-    await page.click('dialog[open] button[type=submit]');
-    await page.waitForSelector('[data-outcome="ok"]');
+    expect(await confirmDialog(page)).toBe('Mailing canceled.');
     expect((await box.ok('GET', `/1/mailings/${ids.launch}`)).mailing_status).toBe('x');
+    // The page reloads the mailing: canceled, and no cancel button any more.
+    await page.waitForFunction(() => document.querySelector('.facts .badge')?.textContent === 'canceled');
+    expect(await page.$('.page-head .confirm > button')).toBeNull();
   });
 
   test('members: search by part of an address, as one types; the query is in the URL', async () => {
@@ -311,6 +393,9 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
     expect(text).toContain('Readers');
     expect(await page.$(`a[href="/ui/1/mailings/${ids.welcome}/messages/${ids.ada}"]`)).not.toBeNull();
     expect(await textOf(page, '[data-timeline]')).toMatch(/Opened/);
+    expect(await textOf(page, '#subs-h + *')).toContain('Product news');
+    await go(page, `/ui/1/members/${ids.grace}`);
+    expect(await textOf(page, '#subs-h + *')).toBe('No subscriptions.');
     await go(page, `/ui/1/members/${ids.mallory}`);
     expect(await textOf(page, '#sms-h + *')).toContain('+15550100001');
   });
@@ -324,13 +409,28 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
     expect(await textOf(page, '[aria-label="SMS deliveries"]')).toContain(`member ${ids.mallory}`);
   });
 
-  test('imports: the seed import with its counts', async () => {
+  test('imports and exports: the seed import with its counts, an export to download', async () => {
     const { page } = owner;
     await go(page, '/ui/1/imports');
     const row = await textOf(page, '[aria-label="Recent imports"] tbody tr');
     expect(row).toContain('amsg seed');
     expect(row).toContain('finished');
     expect(row).toContain('20,003');
+    // An export of the Readers group, downloaded through the link on the page.
+    const readers = (await box.ok('GET', '/1/groups')).find((g: any) => g.group_name === 'Readers').member_group_id;
+    const { export_id } = await box.ok('POST', '/1/exports', { user_id: 'owner@localhost', criteria: { groups: [readers] } });
+    for (let i = 0; i < 100 && (await box.ok('GET', `/1/exports/${export_id}`)).status !== 'o'; i++)
+      await new Promise((r) => setTimeout(r, 200));
+    await go(page, '/ui/1/imports');
+    const href = await page.$eval(`[aria-label="Recent exports"] a[download]`, (a) => a.getAttribute('href'));
+    expect(href).toBe(`/ui/api/1/exports/${export_id}/download`);
+    const csv = await page.evaluate(async (url) => {
+      const res = await fetch(url!);
+      return { type: res.headers.get('content-type'), text: await res.text() };
+    }, href);
+    expect(csv.type).toMatch(/^text\/csv/);
+    expect(csv.text).toContain('grace@example.com');
+    expect(csv.text).not.toContain('crowd1@example.test');
   });
 
   test('markup in the data runs nothing on any page that shows it (CSP bypassed: escaping alone)', async () => {

@@ -220,6 +220,32 @@ describe('permissions are the API’s', () => {
   });
 });
 
+describe('--rate-limit counts console calls as the key’s calls', () => {
+  it('answers the API’s 403 with Retry-After once the key has made its calls this minute', async () => {
+    const limited = await startServer({ db, clock: fixedClock(T0), rateLimit: 3, console: {}, log: () => {} });
+    try {
+      const keys = createKey({ db, clock: fixedClock(T0), actor: localActor(db, 1), accountId: 1 }, { label: 'limited' });
+      const login = await fetch(`${limited.url}/ui/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ public_key: keys.public_key, private_key: keys.private_key }).toString(),
+        redirect: 'manual',
+      });
+      const cookie = /^(amsg_session=[^;]+)/.exec(login.headers.get('set-cookie')!)![1];
+      const api = () => fetch(`${limited.url}/1/members`, { headers: { authorization: basic(keys.public_key, keys.private_key) } });
+      const ui = () => fetch(`${limited.url}/ui/api/1/members`, { headers: { cookie } });
+      expect([(await api()).status, (await ui()).status, (await ui()).status]).toEqual([200, 200, 200]);
+      for (const res of [await ui(), await api()]) {
+        expect(res.status).toBe(403);
+        expect(await res.json()).toEqual({ error: 'Rate Limit Exceeded' });
+        expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+      }
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
 describe('values are JSON, never HTML', () => {
   it('a member field holding markup comes back as a JSON string, as stored', async () => {
     const res = await fetch(`${server.url}/ui/api/1/members/${memberId}`, { headers: { cookie: owner.cookie } });

@@ -330,7 +330,12 @@ describe('pages', () => {
 
   it('a path that is no page is a 404', async () => {
     const cookie = await signInByLink();
-    expect((await get('/ui/nothing', { cookie })).status).toBe(404);
+    const missing = await get('/ui/nothing%3Cscript%3E', { cookie });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('content-security-policy')).toBe(PAGE_CSP);
+    const html = await missing.text();
+    expect(html).toContain('There is no console page /ui/nothing%3Cscript%3E.');
+    expect(html).not.toMatch(/<script|<form/);
     expect((await fetch(`${server.url}/ui/1/mailings`, { method: 'POST', headers: { cookie } })).status).toBe(405);
   });
 });
@@ -551,6 +556,24 @@ describe('message frames', () => {
     expect(await missing.text()).toBe(`no message of mailing ${mailing_id} for member 999`);
     expect((await get('/ui/frame/1/members/1', { cookie })).status).toBe(404);
     expect((await get(`/ui/frame/2/mailings/${mailing_id}/preview`, { cookie })).status).toBe(404);
+  });
+});
+
+describe('export downloads', () => {
+  it('stream through /ui/api as a file, with the API’s type and name', async () => {
+    const { cookie, write } = await owner();
+    await write('POST', '/1/members/add', { email: 'ann@example.com' });
+    const { export_id } = await write('POST', '/1/exports', { user_id: 'owner@localhost' });
+    const { advanceJobs } = await import('../../src/service/jobs.js');
+    for (let i = 0; i < 100 && advanceJobs(db, fixedClock(T0), 1_000); i++);
+    const ui = await get(`/ui/api/1/exports/${export_id}/download`, { cookie });
+    const api = await get(`/1/exports/${export_id}/download`, { authorization: basic() });
+    expect(ui.status).toBe(200);
+    expect(ui.headers.get('content-type')).toBe(api.headers.get('content-type'));
+    expect(ui.headers.get('content-disposition')).toMatch(/^attachment; filename="/);
+    expect(ui.headers.get('content-disposition')).toBe(api.headers.get('content-disposition'));
+    expect(ui.headers.get('cache-control')).toBe('no-store');
+    expect(Buffer.from(await ui.arrayBuffer()).equals(Buffer.from(await api.arrayBuffer()))).toBe(true);
   });
 });
 

@@ -1,5 +1,6 @@
 import * as s from '../schema.js';
 import { route } from '../route.js';
+import { windowedList } from './lists.js';
 import * as enc from '../encode.js';
 import * as imports from '../../service/imports/index.js';
 import type { ImportOptions, RowsInput } from '../../service/imports/index.js';
@@ -114,6 +115,17 @@ export const importRoutes = [
     }),
     returns: 'array of {member_id, change_type, member_status_id, email}',
     handler: ({ ctx, params, query }) => imports.importMembers(ctx, params.import_id, query),
+  }),
+  windowedList({
+    op: 'imports.errors',
+    path: '/{account_id}/members/imports/{import_id}/errors',
+    id: 'import_id',
+    summary:
+      'The rows an import refused, with why, in row order (the first 1,000; rows a client refused before sending them are only counted)',
+    extension: true,
+    item: '{row, email, error}',
+    list: imports.importRowErrors,
+    count: imports.countImportRowErrors,
   }),
   route({
     op: 'imports.open',

@@ -16,7 +16,7 @@ import { accessibleAccounts, authenticate, firstOwner } from '../../service/acco
 import { parseQuery } from '../query.js';
 import { assetsDir, serveAsset } from './assets.js';
 import { liveStreams, type LiveStreams } from './live.js';
-import { FRAME_HEADERS, landingPage, loginPage, NOT_SIGNED_IN, PAGE_HEADERS, SHELL } from './pages.js';
+import { FRAME_HEADERS, landingPage, loginPage, NOT_SIGNED_IN, notFoundPage, PAGE_HEADERS, SHELL } from './pages.js';
 import { COOKIE, cookieValue, sameToken, Sessions, type Session } from './sessions.js';
 
 /** What the console needs of the server it is mounted on. */
@@ -29,6 +29,8 @@ export interface ConsoleHost {
   readBody(req: http.IncomingMessage, res: http.ServerResponse, limit: number, then: (body: string) => void): void;
   /** Paths that are not operations of the table and stay out of reach of the console (/_sandbox/reset). */
   reserved: string[];
+  /** The server's rate limit (`--rate-limit`): seconds to wait before this key may call again, or 0. */
+  rateLimit?: (key: string) => number;
 }
 
 export interface ConsoleOptions {
@@ -204,6 +206,12 @@ export function createConsole(host: ConsoleHost, opts: ConsoleOptions = {}): Con
       req.resume();
       return sendJson(res, { status: 404, body: { error: `no such operation: ${method} ${apiPath}` } });
     }
+    // Counted as the key's API calls are (a link session as its user's), so the console is no way around --rate-limit.
+    const wait = host.rateLimit?.(session.publicKey ?? `user:${actor.user_id}`);
+    if (wait) {
+      req.resume();
+      return sendJson(res, { status: 403, body: { error: 'Rate Limit Exceeded' }, headers: { 'retry-after': String(wait) } });
+    }
     const request: ApiRequest = { method, path: apiPath, query: parseQuery(queryText), body: '', actor };
     if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined)
       return host.answer(res, request, API_HEADERS);
@@ -244,7 +252,7 @@ export function createConsole(host: ConsoleHost, opts: ConsoleOptions = {}): Con
       return sendHtml(res, 405, loginPage({ message: 'Console pages are read with GET.' }), { allow: 'GET' });
     const signedIn = sessions.resolve(cookieOf(req));
     if (rawPath === '/ui' || rawPath === '/ui/') return redirect(res, 302, signedIn ? home(signedIn.actor) : '/ui/login');
-    if (!PAGE_PATH.test(rawPath)) return sendHtml(res, 404, loginPage({ message: `There is no console page ${rawPath}.` }));
+    if (!PAGE_PATH.test(rawPath)) return sendHtml(res, 404, notFoundPage(rawPath));
     if (!signedIn) return redirect(res, 302, `/ui/login?next=${encodeURIComponent(rawPath + (queryText ? `?${queryText}` : ''))}`);
     sendHtml(res, 200, SHELL);
   };

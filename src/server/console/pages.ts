@@ -86,6 +86,21 @@ ${opts.message ? `<p class="login-error" role="alert">${escapeHtml(opts.message)
 `;
 }
 
+/** A console URL that is no page (the pages the bundle draws are all under /ui/{account_id}/). */
+export function notFoundPage(path: string): string {
+  return `${head('Not found · amsg console')}
+</head>
+<body>
+<main class="login">
+<h1>Not found</h1>
+<p class="login-error" role="alert">There is no console page ${escapeHtml(path)}.</p>
+<p class="login-hint"><a href="/ui/">Open the console</a></p>
+</main>
+</body>
+</html>
+`;
+}
+
 /**
  * Where a sign-in link lands: a refresh to the first page, not a redirect. A
  * SameSite=Strict cookie set on a navigation that began on another site (a link in a

@@ -1,7 +1,7 @@
 /**
  * Members by part of their e-mail address (GET /members/search), at the same cost at
  * 1k and 1M members: three or more characters are looked up in the trigram index
- * (store migration 026), one or two are a prefix of the e-mail index. The index is
+ * (store migration 027), one or two are a prefix of the e-mail index. The index is
  * filled in the background by the job runner (advanceEmailSearch); the members it has
  * not reached yet are scanned, at most UNINDEXED_SCAN of them, so a search right after a
  * large import stays bounded and says how many it could not look at.

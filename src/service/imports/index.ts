@@ -16,9 +16,11 @@ export {
   type ImportRecord,
   type ImportStatus,
   LEDGER_SPAN,
+  countImportRowErrors,
   deleteImports,
   getImport,
   importMembers,
+  importRowErrors,
   ledgerHolds,
   listImports,
 } from './records.js';

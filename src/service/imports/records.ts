@@ -3,7 +3,7 @@ import { inTransaction } from '../../store/db.js';
 import { stmt } from '../../store/statements.js';
 import { badRequest, notFound } from '../../errors.js';
 import { stamp } from '../clock.js';
-import { windowOf, type Window } from '../paging.js';
+import { LIMIT_OFFSET, windowOf, type Window } from '../paging.js';
 import type { Ctx } from '../context.js';
 
 export type ImportStatus = 'q' | 'p' | 'o' | 'e';
@@ -126,6 +126,22 @@ export function getImport(ctx: Ctx, importId: number): ImportRecord {
   const row = importRow(ctx, importId);
   if (row.deleted_at) throw notFound(`import ${importId} not found (deleted)`);
   return toRecord(row);
+}
+
+/** The rows an import refused (the first ROW_ERRORS_KEPT of them), in row order: one window, by the primary key. */
+export function importRowErrors(ctx: Ctx, importId: number, window: Window): { row: number; email: string | null; error: string }[] {
+  getImport(ctx, importId);
+  const { limit, offset } = windowOf(window);
+  return stmt(ctx.db, `SELECT row, email, error FROM import_row_errors WHERE import_id = ? ORDER BY seq ${LIMIT_OFFSET}`).all(
+    importId,
+    limit,
+    offset,
+  ) as { row: number; email: string | null; error: string }[];
+}
+
+export function countImportRowErrors(ctx: Ctx, importId: number): number {
+  getImport(ctx, importId);
+  return stmt(ctx.db, 'SELECT COUNT(*) FROM import_row_errors WHERE import_id = ?').pluck().get(importId) as number;
 }
 
 export function listImports(ctx: Ctx): ImportRecord[] {

@@ -699,6 +699,24 @@ export function saveCounters(ctx: Ctx, imp: ImportRow, received: number, c: Coun
     JSON.stringify([...fields]),
     imp.import_id,
   );
+  if (c.errors.length) keepRowErrors(ctx, imp, c.errors);
+}
+
+/** The row errors an import keeps to show (GET /members/imports/{id}/errors); past them they are only counted. */
+export const ROW_ERRORS_KEPT = 1000;
+
+/**
+ * Keeps a batch's refused rows, numbered by their place in the import (the rows before
+ * this batch, num_members, and the row's place in the batch), up to ROW_ERRORS_KEPT an import.
+ */
+function keepRowErrors(ctx: Ctx, imp: ImportRow, errors: RowError[]) {
+  const room = ROW_ERRORS_KEPT - imp.num_errors;
+  if (room <= 0) return;
+  const insert = stmt(ctx.db, 'INSERT INTO import_row_errors (import_id, seq, row, email, error) VALUES (?, ?, ?, ?, ?)');
+  [...errors]
+    .sort((a, b) => a.index - b.index)
+    .slice(0, room)
+    .forEach((e, i) => insert.run(imp.import_id, imp.num_errors + i, imp.num_members + e.index + 1, e.email, e.error));
 }
 
 const newCounters = (): Counters => ({

@@ -94,7 +94,21 @@ interface RawData {
   data: { slug: string; title: string; url: string; category: string }[];
 }
 
+/** The last checks made, by clients and HTML: a page shown again (or polled) is not parsed again. */
+const RECENT = new Map<string, HtmlCheck>();
+const RECENT_KEPT = 32;
+
 export async function checkHtml(html: string, clientGlobs: string[] = ['*']): Promise<HtmlCheck> {
+  const key = `${clientGlobs.join(',')}\n${html}`;
+  const known = RECENT.get(key);
+  if (known) return known;
+  const result = await check(html, clientGlobs);
+  if (RECENT.size >= RECENT_KEPT) RECENT.delete(RECENT.keys().next().value!);
+  RECENT.set(key, result);
+  return result;
+}
+
+async function check(html: string, clientGlobs: string[]): Promise<HtmlCheck> {
   const lib = await caniemail();
   const raw = lib.rawData as unknown as RawData;
   const nameOf = (client: string) => {
