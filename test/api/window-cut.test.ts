@@ -74,12 +74,23 @@ const pathOf = (route: Route) =>
     return String(id);
   });
 
+/** A value for each query parameter a windowed list requires besides its window (the search's text). */
+const REQUIRED_QUERY: Record<string, string> = { q: 'w' };
+const requiredQuery = (route: Route) =>
+  Object.fromEntries(
+    ((route.query?.json() as { required?: string[] } | undefined)?.required ?? []).map((name) => {
+      const value = REQUIRED_QUERY[name];
+      if (value === undefined) throw new Error(`no value for the required ${name} of ${route.path}: add one to REQUIRED_QUERY`);
+      return [name, value];
+    }),
+  );
+
 /** One request through the route table, its body as the JSON a client reads. */
 const get = async (route: Route | string, query: Record<string, string>) => {
   const res = await local.router.handle({
     method: 'GET',
     path: typeof route === 'string' ? route : pathOf(route),
-    query,
+    query: typeof route === 'string' ? query : { ...requiredQuery(route), ...query },
     actor: local.actor,
   });
   return { ...res, body: JSON.parse(jsonText(res.body ?? null)) };
