@@ -2,14 +2,18 @@ import type { Command } from 'commander';
 import { ApiError } from '../errors.js';
 import { connect, type Api } from '../client/api.js';
 import { resolveSettings, SettingsError, isTrue, type ConnectionFlags, type Settings } from '../client/config.js';
-import { ConnectionError } from '../client/transport.js';
+import { ConnectionError, RateLimitedError } from '../client/transport.js';
 import { FORMATS, listWriter, render, type Format, type ListWriter, type View } from './output.js';
 import { STDERR, STDOUT, type StdStream } from './stdio.js';
 // Commands load it anyway (name lookups); a dynamic import here split it into a file of its own.
 import { explainRefusal } from './resolve.js';
 
-/** Exit codes, documented in the README. */
-export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, rowErrors: 4, cancelled: 130 } as const;
+/**
+ * Exit codes, documented in the README. 5: the service's rate limit stopped the
+ * command (after the waits amsg may do); what was done stays done, and the message
+ * says how to continue (`--resume ID`, `--start N`).
+ */
+export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, rowErrors: 4, rateLimited: 5, cancelled: 130 } as const;
 
 /** Bad usage detected by amsg itself (exit 2). */
 export class UsageError extends Error {
@@ -95,6 +99,8 @@ export class RunContext {
       const s = this.settings;
       if (s.mode === 'remote' && !anonymous) checkApiKey(s.apiKey);
       const api = await connect(s);
+      // Long commands wait out the remote service's rate limit; people are told why nothing moves.
+      api.reportWaits((seconds) => this.note(`rate limited: waiting ${seconds} s`));
       this.note(
         s.mode === 'local' ? `acting on local database ${s.db} (account ${s.account})` : `acting on ${s.baseUrl} (account ${s.account})`,
       );
@@ -269,6 +275,19 @@ export function describeFailure(err: unknown, env: NodeJS.ProcessEnv = process.e
       error: err.message,
       code: EXIT.unreachable,
     };
+  if (err instanceof RateLimitedError) {
+    const details = {
+      ...(err.retryAfterSeconds !== undefined ? { retry_after: err.retryAfterSeconds } : {}),
+      ...(err.continueWith ? { continue_with: err.continueWith } : {}),
+    };
+    return {
+      message: `stopped by the service's rate limit: ${err.message}; ${err.continueWith ?? 'what was done stays done: run the command again later'}`,
+      error: err.message,
+      status: 403,
+      code: EXIT.rateLimited,
+      details: Object.keys(details).length ? details : undefined,
+    };
+  }
   if (err instanceof NotFoundError) return { message: err.message, error: err.message, code: EXIT.refused, status: 404, field: err.field };
   if (err instanceof CancelledError) return { message: err.message, error: err.message, code: EXIT.cancelled };
   if (err instanceof UsageError) return { message: err.message, error: err.message, code: EXIT.usage, field: err.field };

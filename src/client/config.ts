@@ -45,6 +45,8 @@ export interface Settings {
   account: number;
   profile: string;
   output?: string;
+  /** The longest a call waits out the remote service's rate limit, in seconds (AMSG_MAX_WAIT). */
+  maxWaitSeconds?: number;
 }
 
 /** The global flags that bear on where and as whom a command acts. */
@@ -82,6 +84,9 @@ export function resolveSettings(flags: ConnectionFlags, env: NodeJS.ProcessEnv =
       throw new SettingsError(`base URL must be an http(s) URL, got "${baseUrl}"`);
     }
   }
+  const maxWait = env.AMSG_MAX_WAIT?.trim() || undefined;
+  if (maxWait !== undefined && !/^\d+$/.test(maxWait))
+    throw new SettingsError(`AMSG_MAX_WAIT must be a whole number of seconds (the longest amsg waits out a rate limit), got "${maxWait}"`);
   return {
     mode: baseUrl ? 'remote' : 'local',
     baseUrl,
@@ -91,6 +96,7 @@ export function resolveSettings(flags: ConnectionFlags, env: NodeJS.ProcessEnv =
     account: Number(accountText),
     profile: profileName,
     output: pick(flags.output, 'AMSG_OUTPUT', 'output'),
+    maxWaitSeconds: maxWait === undefined ? undefined : Number(maxWait),
   };
 }
 

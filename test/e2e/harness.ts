@@ -30,7 +30,11 @@ export class Sandbox {
   private server?: ResultPromise;
   url?: string;
 
-  constructor(readonly mode: Mode) {}
+  /** @param serveArgs more arguments for the `amsg serve` of remote mode (`--rate-limit 50`). */
+  constructor(
+    readonly mode: Mode,
+    readonly serveArgs: string[] = [],
+  ) {}
 
   get baseEnv(): Record<string, string | undefined> {
     return {
@@ -58,7 +62,7 @@ export class Sandbox {
     if (this.mode === 'local') {
       this.env = { AMSG_DB: this.db };
     } else {
-      this.server = execa('node', [BIN, 'serve', '--port', '0', '--db', this.db], {
+      this.server = execa('node', [BIN, 'serve', '--port', '0', '--db', this.db, ...this.serveArgs], {
         env: { ...process.env, ...this.baseEnv },
         reject: false,
       });

@@ -33,6 +33,7 @@ import * as smsKeptCounts from './022-sms-kept-counts.js';
 import * as webhookRetention from './023-webhook-retention.js';
 import * as memberOrder from './024-member-order.js';
 import * as memberStatusCheck from './025-member-status-check.js';
+import * as importResume from './026-import-resume.js';
 
 /** A migration is SQL, or a function for what SQL alone cannot say (025). */
 export type Migration = { name: string; sql: string } | { name: string; apply: (db: Db) => void };
@@ -63,4 +64,5 @@ export const MIGRATIONS: Migration[] = [
   { name: '023-webhook-retention', sql: webhookRetention.sql },
   { name: '024-member-order', sql: memberOrder.sql },
   { name: '025-member-status-check', apply: memberStatusCheck.apply },
+  { name: '026-import-resume', sql: importResume.sql },
 ];
