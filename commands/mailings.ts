@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import type { Api } from '../src/client/api.js';
 import { action, examples, EXIT, UsageError, type RunContext } from '../src/cli/context.js';
-import { describeMailing } from '../src/cli/describe.js';
+import { describeCancellable } from '../src/cli/describe.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import {
   collect,
@@ -532,7 +532,7 @@ export function register(mailings: Command) {
         action(async (ctx, id: string) => {
           const api = await ctx.api();
           const mailingId = await mailingRef(api, id);
-          const what = `cancel ${await describeMailing(api, mailingId)}`;
+          const what = `cancel ${await describeCancellable(api, mailingId)}`;
           await ctx.change(what, 1, () => api.delete(`/mailings/cancel/${mailingId}`), `Canceled mailing ${mailingId}.`);
         }),
       ),

@@ -17,9 +17,15 @@ export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, rowErrors: 4,
 
 /** Bad usage detected by amsg itself (exit 2). */
 export class UsageError extends Error {
+  /**
+   * @param detail for scripts: a short reason for the JSON error's `error` (the
+   *   message is for people, and may run to several lines) and what the JSON error
+   *   carries under `details` (each problem of a fixture as an object).
+   */
   constructor(
     message: string,
     readonly field?: string,
+    readonly detail?: { error: string; details: Record<string, unknown> },
   ) {
     super(message);
   }
@@ -290,7 +296,14 @@ export function describeFailure(err: unknown, env: NodeJS.ProcessEnv = process.e
   }
   if (err instanceof NotFoundError) return { message: err.message, error: err.message, code: EXIT.refused, status: 404, field: err.field };
   if (err instanceof CancelledError) return { message: err.message, error: err.message, code: EXIT.cancelled };
-  if (err instanceof UsageError) return { message: err.message, error: err.message, code: EXIT.usage, field: err.field };
+  if (err instanceof UsageError)
+    return {
+      message: err.message,
+      error: err.detail?.error ?? err.message,
+      code: EXIT.usage,
+      field: err.field,
+      details: err.detail?.details,
+    };
   if (err instanceof SettingsError) return { message: err.message, error: err.message, code: EXIT.usage };
   const e = err as Error;
   return {
@@ -301,9 +314,11 @@ export function describeFailure(err: unknown, env: NodeJS.ProcessEnv = process.e
 }
 
 /**
- * Errors go out as one JSON object on stderr for machines: with --json, or when
- * stdout is not a terminal and the output is json or ndjson (a script parsing the
- * data parses the error too). Otherwise a sentence for people.
+ * Errors go out as the data does: with --json, or when stdout is not a terminal and
+ * the data is JSON (json or ndjson chosen, or no format chosen: piped output is
+ * JSON), the error is one JSON object on stderr, so a script parsing the data parses
+ * the error too. A format for people (table, csv) gets a sentence, and so does piped
+ * output when AMSG_ERRORS=text asks for sentences (a person reading a pipeline's errors).
  */
 export function wantsJsonErrors(
   opts: { json?: boolean; output?: string },
@@ -311,8 +326,10 @@ export function wantsJsonErrors(
   stdoutIsTTY: boolean | undefined,
 ): boolean {
   if (opts.json) return true;
-  const format = opts.output ?? env.AMSG_OUTPUT;
-  return !stdoutIsTTY && (format === 'json' || format === 'ndjson');
+  if (stdoutIsTTY) return false;
+  const format = opts.output || env.AMSG_OUTPUT;
+  if (format) return format === 'json' || format === 'ndjson';
+  return env.AMSG_ERRORS?.trim().toLowerCase() !== 'text';
 }
 
 /** The error line: `{"error", "status", "field", "exit_code"}` (and the service's details, if any) or `amsg: sentence`. */

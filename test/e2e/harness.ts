@@ -47,6 +47,10 @@ export class Sandbox {
       AMSG_QUIET: '',
       AMSG_OUTPUT: '',
       AMSG_NO_INPUT: '',
+      // Off a terminal (as every run here is) an error is JSON unless a format for people is
+      // chosen; the suites assert the sentences people read, so they ask for those. The
+      // JSON default is asserted by script-errors.test.ts (which clears this) and cli-errors.test.ts.
+      AMSG_ERRORS: 'text',
       // A CI runner's CI=true turns prompts off (and Ink's live view, for any value):
       // left out, and set by the tests that mean it.
       CI: undefined,
