@@ -60,8 +60,8 @@ const isRateLimit = (status: number, body: unknown) =>
  * takes. Calls then go out evenly at a little under that rate (a token bucket of
  * one token), creeping up slowly so that a limit that was underestimated (another
  * client shared the window) is found again by the next refusal. While a wait is
- * under way every call waits with it: sending more would only be refused, and the
- * real service counts refused calls too.
+ * under way every call waits with it: sending more would only be refused (and
+ * amsg serve, like many services, counts refused calls against the limit too).
  */
 export class Pacer {
   /** Calls per ms, once a refusal has been met. */
@@ -221,7 +221,10 @@ export class HttpTransport implements Transport {
       if (isRateLimit(status, body)) {
         // Refused before it was done (the limit is checked first), so any call, a POST
         // too, is sent again once the wait is over. Such waits do not use up attempts.
-        const waitMs = retryAfter !== undefined ? retryAfter * 1000 : this.unsaidWait(refusals);
+        // A Retry-After of 0 is taken twice; after that the waits grow, so that a service
+        // that keeps saying 0 is not hammered (and AMSG_MAX_WAIT ends it).
+        const said = retryAfter === undefined || (retryAfter === 0 && refusals >= 2) ? undefined : retryAfter * 1000;
+        const waitMs = said ?? this.unsaidWait(refusals);
         refusals++;
         if (waitMs > maxWaitMs || waitedMs + waitMs > maxWaitMs) throw this.stopped(waitMs, waitedMs, maxWaitMs, retryAfter);
         if (this.pacer.limited(waitMs)) this.waitReporter?.(Math.ceil(waitMs / 1000));

@@ -315,6 +315,14 @@ describe('HttpTransport retries', () => {
     expect(f.seen).toHaveLength(1);
   });
 
+  it('a service that keeps saying Retry-After: 0 is not hammered: the waits grow, and AMSG_MAX_WAIT ends them', async () => {
+    const f = await fake((_req, _n, res) => answer(res, 429, { error: 'slow down' }, { 'retry-after': '0' }));
+    const err = await rejection(transport(f.url, { backoffMs: 100, maxWaitSeconds: 2 }).request(GET));
+    expect(err).toBeInstanceOf(RateLimitedError);
+    // Two at once, then a wait of 2 s (the backoff, grown); the next (4 s) would pass the 2 s allowed.
+    expect(f.seen).toHaveLength(4);
+  });
+
   it('stops when the refusals go on for longer than AMSG_MAX_WAIT in all', async () => {
     const f = await fake((_req, _n, res) => answer(res, 403, { error: 'Rate Limit Exceeded' }, { 'retry-after': '1' }));
     const err = await rejection(transport(f.url, { maxWaitSeconds: 2 }).request(GET));
