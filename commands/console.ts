@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { action, examples, UsageError } from '../src/cli/context.js';
+import { listenError } from './serve.js';
 
 /** The desktop's "open this URL" program, if this machine has one on PATH. */
 function opener(env: NodeJS.ProcessEnv = process.env): string | undefined {
@@ -25,7 +26,9 @@ export function register(cmd: Command) {
             );
           const { serve } = await import('../src/server/index.js');
           const db = ctx.settings.db;
-          const server = await serve({ db, host: '127.0.0.1', port: Number(o.port) });
+          const server = await serve({ db, host: '127.0.0.1', port: Number(o.port) }).catch((err: NodeJS.ErrnoException) => {
+            throw listenError(err, '127.0.0.1', o.port);
+          });
           if (server.created)
             ctx.note(`created ${db}; API key (shown only now): ${server.created.public_key}:${server.created.private_key}`);
           ctx.note(`serving ${db} at ${server.url} with its console (Ctrl-C stops)`);

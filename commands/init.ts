@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
-import { action, examples } from '../src/cli/context.js';
+import { action, examples, UsageError } from '../src/cli/context.js';
 
 export function register(init: Command) {
   examples(
@@ -14,7 +14,15 @@ export function register(init: Command) {
       .action(
         action(async (ctx, o: { accountName: string; ownerEmail: string; hq?: boolean }) => {
           const db = ctx.settings.db;
-          // init only ever sets up a local file: a configured base URL is not where it acts.
+          // init only ever sets up a local file. A base URL typed on this command says the
+          // user meant the remote service, which init cannot set up: refused. One merely
+          // configured (the environment, a profile) is not where init acts: said, and ignored.
+          if (ctx.opts.baseUrl !== undefined && !ctx.opts.local && ctx.opts.db === undefined)
+            throw new UsageError(
+              `init sets up a local database; --base-url ${ctx.opts.baseUrl} names a remote service, which has its own accounts and keys. ` +
+                'Leave out --base-url to set up a local one (amsg init), or use the remote service with --base-url and --api-key',
+              'base_url',
+            );
           if (ctx.settings.mode === 'remote')
             ctx.note(`a base URL is configured (${ctx.settings.baseUrl}); init sets up a local database and ignored it`);
           const { initLocalDatabase } = await import('../src/client/local-transport.js');

@@ -10,7 +10,11 @@ export function register(serve: Command) {
     serve
       .option('--host <host>', 'address to listen on', '127.0.0.1')
       .option('--port <n>', 'port (0 picks a free one)', '8080')
-      .option('--rate-limit <n>', 'requests per API key per minute (off by default)')
+      .option(
+        '--rate-limit <n>',
+        'requests per API key per minute, answered 403 Rate Limit Exceeded past it, as the real service does (off by default)',
+      )
+      .option('--rate-limit-window <seconds>', 'the window --rate-limit counts in, in seconds (60 by default; shorter for tests)')
       .option('--seed <files...>', 'seed the database from fixture files before listening (see amsg seed)')
       .option('--snapshot <file>', 'start from a snapshot (amsg db snapshot): its contents replace the database first')
       .option('--strict', 'answer 400 for query and body parameters an operation does not know (ignored and logged by default)')
@@ -30,6 +34,10 @@ export function register(serve: Command) {
           if (!/^\d+$/.test(o.port) || Number(o.port) > 65535) throw new UsageError(`--port must be 0-65535, got "${o.port}"`);
           if (o.rateLimit !== undefined && !/^[1-9]\d*$/.test(o.rateLimit))
             throw new UsageError(`--rate-limit must be a positive whole number, got "${o.rateLimit}"`);
+          if (o.rateLimitWindow !== undefined && !/^[1-9]\d*$/.test(o.rateLimitWindow))
+            throw new UsageError(`--rate-limit-window must be a positive whole number of seconds, got "${o.rateLimitWindow}"`);
+          if (o.rateLimitWindow !== undefined && o.rateLimit === undefined)
+            throw new UsageError('--rate-limit-window goes with --rate-limit');
           const mail = mailOptions(ctx.settings, ctx.env, o);
           const { serve } = await import('../src/server/index.js');
           const db = ctx.settings.db;
@@ -48,11 +56,14 @@ export function register(serve: Command) {
             host: o.host,
             port: Number(o.port),
             rateLimit: o.rateLimit ? Number(o.rateLimit) : undefined,
+            rateLimitWindowMs: o.rateLimitWindow ? Number(o.rateLimitWindow) * 1000 : undefined,
             resetTo: o.seed ? undefined : o.snapshot,
             keepStartingState: !!o.seed,
             strict: o.strict,
             mail,
             console: o.console ? undefined : false,
+          }).catch((err: NodeJS.ErrnoException) => {
+            throw listenError(err, o.host, o.port);
           });
           const keys = created ?? server.created;
           if (keys) ctx.note(`created ${db}; API key (shown only now): ${keys.public_key}:${keys.private_key}`);
@@ -77,7 +88,8 @@ export function register(serve: Command) {
       ),
     [
       'amsg serve --port 8080',
-      'amsg serve --db /tmp/sandbox.db --port 0 --rate-limit 600',
+      "amsg serve --db /tmp/sandbox.db --port 0 --rate-limit 180          # the real service's limit: 180 calls a minute",
+      'amsg serve --db /tmp/ci.db --port 0 --rate-limit 20 --rate-limit-window 1   # a tight limit for tests',
       'amsg serve --db /tmp/ci.db --port 0 --seed fixtures/ci.yaml     # POST /_sandbox/reset goes back to the seeded state',
       'amsg serve --db /tmp/ci.db --snapshot seeded.db',
       'amsg serve --strict                                             # unknown parameters are 400s, not ignored',
@@ -112,6 +124,7 @@ interface ServeOptions {
   host: string;
   port: string;
   rateLimit?: string;
+  rateLimitWindow?: string;
   seed?: string[];
   snapshot?: string;
   strict?: boolean;
@@ -139,4 +152,17 @@ function mailOptions(settings: Settings, env: NodeJS.ProcessEnv, o: ServeOptions
   } catch (err) {
     throw err instanceof SmtpUrlError ? new UsageError(`--smtp: ${err.message}`) : err;
   }
+}
+
+/** Why a server could not listen, as a usage error naming the flag to change (a taken port is the usual one). */
+export function listenError(err: NodeJS.ErrnoException, host: string, port: string): Error {
+  if (err.code === 'EADDRINUSE')
+    return new UsageError(
+      `port ${port} on ${host} is taken (another amsg serve?): choose another with --port, or --port 0 for a free one`,
+      'port',
+    );
+  if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND')
+    return new UsageError(`cannot listen on --host ${host}: it is not an address of this machine`, 'host');
+  if (err.code === 'EACCES') return new UsageError(`port ${port} needs privileges to listen on: choose one above 1023 with --port`, 'port');
+  return err;
 }

@@ -1,7 +1,7 @@
 // A mailing's status: wait for it, cancel, pause, resume (or approve), archive.
 import type { Command } from 'commander';
 import { action, examples } from '../../src/cli/context.js';
-import { describeMailing } from '../../src/cli/describe.js';
+import { describeCancellable } from '../../src/cli/describe.js';
 import { mailingId as mailingRef } from '../../src/cli/resolve.js';
 import { type MailingRecord, STATUS_NAMES } from './shared.js';
 import { reportSettled, timeoutMs } from './waiting.js';
@@ -32,7 +32,7 @@ export function registerStatusChanges(mailings: Command) {
         action(async (ctx, id: string) => {
           const api = await ctx.api();
           const mailingId = await mailingRef(api, id);
-          const what = `cancel ${await describeMailing(api, mailingId)}`;
+          const what = `cancel ${await describeCancellable(api, mailingId)}`;
           await ctx.change(what, 1, () => api.delete(`/mailings/cancel/${mailingId}`), `Canceled mailing ${mailingId}.`);
         }),
       ),

@@ -22,7 +22,7 @@ export function registerImport(members: Command) {
         'write the rows not imported (rejected, or duplicates of an imported row), with their columns and an error column, to this CSV',
       )
       .option('--batch-size <n>', 'rows per call', '2000')
-      .option('--resume <import-id>', 'continue an interrupted import of the same file')
+      .option('--resume <import-id>', 'continue an interrupted import of the same file, with the options it was started with')
       .option('--no-wait', 'against a service without streamed imports: do not wait for the import jobs to finish')
       .action(
         action(async (ctx, file: string, o: ImportFlags) => {
@@ -76,9 +76,6 @@ async function importFile(ctx: RunContext, file: string, o: ImportFlags) {
     map[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
   }
   if (o.resume !== undefined && o.dryRun) throw new UsageError('--resume and --dry-run do not go together');
-  // A resumed import goes on with the options it was opened with.
-  if (o.resume !== undefined && (o.group || o.addOnly || o.sourceName !== undefined))
-    throw new UsageError('--resume continues the import with its own options: leave out --group, --add-only and --source-name');
   const api = await ctx.api();
   const progress = await createImportProgress(ctx.stderr.stream, { quiet: ctx.quiet, color: ctx.color, note: (m) => ctx.note(m) });
   const stop: { stopped: boolean; onStop?: () => void } = { stopped: false };
@@ -95,7 +92,11 @@ async function importFile(ctx: RunContext, file: string, o: ImportFlags) {
       api,
       {
         file,
-        groups: o.dryRun ? () => existingGroupIds(api, ctx, o.group) : () => groupIds(api, ctx, o.group, true),
+        groups: o.dryRun
+          ? () => existingGroupIds(api, ctx, o.group)
+          : // A resume creates no group: a --group it is given must be one the import has.
+            () => groupIds(api, ctx, o.group, o.resume === undefined),
+        groupNames: o.group,
         addOnly: !!o.addOnly,
         map,
         sourceName: o.sourceName,

@@ -142,6 +142,7 @@ export const memberImport = (i: ImportRecord) => ({
   mode: i.mode,
   add_only: i.add_only,
   group_ids: i.group_ids,
+  ...(i.client_options ? { client_options: i.client_options } : {}),
 });
 
 export const relationship = (r: RelationshipRecord) => ({ ...r, created_at: atD(r.created_at) });

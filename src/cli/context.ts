@@ -2,20 +2,30 @@ import type { Command } from 'commander';
 import { ApiError } from '../errors.js';
 import { connect, type Api } from '../client/api.js';
 import { resolveSettings, SettingsError, isTrue, type ConnectionFlags, type Settings } from '../client/config.js';
-import { ConnectionError } from '../client/transport.js';
+import { ConnectionError, RateLimitedError } from '../client/transport.js';
 import { FORMATS, listWriter, render, type Format, type ListWriter, type View } from './output.js';
 import { STDERR, STDOUT, type StdStream } from './stdio.js';
 // Commands load it anyway (name lookups); a dynamic import here split it into a file of its own.
 import { explainRefusal } from './resolve.js';
 
-/** Exit codes, documented in docs/guide/output-and-exit-codes.md. */
-export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, rowErrors: 4, cancelled: 130 } as const;
+/**
+ * Exit codes, documented in docs/guide/output-and-exit-codes.md. 5: the service's rate limit stopped the
+ * command (after the waits amsg may do); what was done stays done, and the message
+ * says how to continue (`--resume ID`, `--start N`).
+ */
+export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, rowErrors: 4, rateLimited: 5, cancelled: 130 } as const;
 
 /** Bad usage detected by amsg itself (exit 2). */
 export class UsageError extends Error {
+  /**
+   * @param detail for scripts: a short reason for the JSON error's `error` (the
+   *   message is for people, and may run to several lines) and what the JSON error
+   *   carries under `details` (each problem of a fixture as an object).
+   */
   constructor(
     message: string,
     readonly field?: string,
+    readonly detail?: { error: string; details: Record<string, unknown> },
   ) {
     super(message);
   }
@@ -99,6 +109,8 @@ export class RunContext {
         this.note(
           `the service answers at most ${end - start} records at a time: records ${start} to ${end} of the ${start} to ${asked} asked for; ask for the next window from start=${end} (a list command's --all pages through)`,
         );
+      // Long commands wait out the remote service's rate limit; people are told why nothing moves.
+      api.reportWaits((seconds) => this.note(`rate limited: waiting ${seconds} s`));
       this.note(
         s.mode === 'local' ? `acting on local database ${s.db} (account ${s.account})` : `acting on ${s.baseUrl} (account ${s.account})`,
       );
@@ -273,9 +285,29 @@ export function describeFailure(err: unknown, env: NodeJS.ProcessEnv = process.e
       error: err.message,
       code: EXIT.unreachable,
     };
+  if (err instanceof RateLimitedError) {
+    const details = {
+      ...(err.retryAfterSeconds !== undefined ? { retry_after: err.retryAfterSeconds } : {}),
+      ...(err.continueWith ? { continue_with: err.continueWith } : {}),
+    };
+    return {
+      message: `stopped by the service's rate limit: ${err.message}; ${err.continueWith ?? 'what was done stays done: run the command again later'}`,
+      error: err.message,
+      status: 403,
+      code: EXIT.rateLimited,
+      details: Object.keys(details).length ? details : undefined,
+    };
+  }
   if (err instanceof NotFoundError) return { message: err.message, error: err.message, code: EXIT.refused, status: 404, field: err.field };
   if (err instanceof CancelledError) return { message: err.message, error: err.message, code: EXIT.cancelled };
-  if (err instanceof UsageError) return { message: err.message, error: err.message, code: EXIT.usage, field: err.field };
+  if (err instanceof UsageError)
+    return {
+      message: err.message,
+      error: err.detail?.error ?? err.message,
+      code: EXIT.usage,
+      field: err.field,
+      details: err.detail?.details,
+    };
   if (err instanceof SettingsError) return { message: err.message, error: err.message, code: EXIT.usage };
   const e = err as Error;
   return {
@@ -286,9 +318,11 @@ export function describeFailure(err: unknown, env: NodeJS.ProcessEnv = process.e
 }
 
 /**
- * Errors go out as one JSON object on stderr for machines: with --json, or when
- * stdout is not a terminal and the output is json or ndjson (a script parsing the
- * data parses the error too). Otherwise a sentence for people.
+ * Errors go out as the data does: with --json, or when stdout is not a terminal and
+ * the data is JSON (json or ndjson chosen, or no format chosen: piped output is
+ * JSON), the error is one JSON object on stderr, so a script parsing the data parses
+ * the error too. A format for people (table, csv) gets a sentence, and so does piped
+ * output when AMSG_ERRORS=text asks for sentences (a person reading a pipeline's errors).
  */
 export function wantsJsonErrors(
   opts: { json?: boolean; output?: string },
@@ -296,8 +330,10 @@ export function wantsJsonErrors(
   stdoutIsTTY: boolean | undefined,
 ): boolean {
   if (opts.json) return true;
-  const format = opts.output ?? env.AMSG_OUTPUT;
-  return !stdoutIsTTY && (format === 'json' || format === 'ndjson');
+  if (stdoutIsTTY) return false;
+  const format = opts.output || env.AMSG_OUTPUT;
+  if (format) return format === 'json' || format === 'ndjson';
+  return env.AMSG_ERRORS?.trim().toLowerCase() !== 'text';
 }
 
 /** The error line: `{"error", "status", "field", "exit_code"}` (and the service's details, if any) or `amsg: sentence`. */

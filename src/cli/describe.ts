@@ -4,6 +4,7 @@
  * Read-only calls through the Api, like every lookup.
  */
 import type { Api } from '../client/api.js';
+import { ApiError } from '../errors.js';
 import { humanDate, thousands } from './output.js';
 import { pages } from './paging.js';
 
@@ -44,6 +45,35 @@ export async function describeMailing(api: Api, id: number): Promise<string> {
   const m = await api.get<{ name: string; send_at: string | null }>(`/mailings/${id}`).catch(() => undefined);
   if (!m) return `mailing ${id}`;
   return `mailing ${id} "${m.name}"${m.send_at ? `, scheduled for ${humanDate(m.send_at)}` : ''}`;
+}
+
+/** The mailing statuses the service cancels (DELETE /mailings/cancel/{id}): pending and paused. */
+const CANCELLABLE = new Set(['p', 'a']);
+const MAILING_STATUS_WORDS: Record<string, string> = {
+  p: 'pending',
+  a: 'paused',
+  s: 'sending',
+  c: 'complete',
+  x: 'canceled',
+  f: 'failed',
+  w: 'waiting for a split-test winner',
+  u: 'unapproved',
+};
+
+/**
+ * The mailing to cancel, as the prompt names it; a mailing the service would refuse
+ * to cancel (complete, sending, already canceled) is refused here, before anyone is
+ * asked to confirm what cannot happen: the same 403 and words as the service's.
+ */
+export async function describeCancellable(api: Api, id: number): Promise<string> {
+  const m = await api.get<{ name: string; mailing_status: string }>(`/mailings/${id}`);
+  if (!CANCELLABLE.has(m.mailing_status))
+    throw new ApiError(
+      403,
+      `mailing ${id} "${m.name}" is ${MAILING_STATUS_WORDS[m.mailing_status] ?? m.mailing_status} (${m.mailing_status}): only a pending (p) or paused (a) mailing can be canceled; nothing was changed`,
+      { mailing_status: m.mailing_status },
+    );
+  return describeMailing(api, id);
 }
 
 type StatusCounts = Record<string, number>;

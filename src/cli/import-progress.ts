@@ -16,7 +16,13 @@ export interface ProgressState {
   importId?: number;
   dryRun?: boolean;
   serverStatus?: string;
+  /** While the service's rate limit is waited out: until when (ms since the epoch). */
+  waitingUntil?: number;
 }
+
+/** Seconds of a rate-limit wait still to go, or 0 when none is under way. */
+export const waitLeft = (s: ProgressState, now: number) =>
+  s.waitingUntil && s.waitingUntil > now ? Math.ceil((s.waitingUntil - now) / 1000) : 0;
 
 /** What is running: a dry run, or an import (its id once it has one). */
 const label = (s: ProgressState) => (s.dryRun ? 'dry run' : s.importId !== undefined ? `import ${s.importId}` : 'import');
@@ -54,6 +60,7 @@ export function progressLine(s: ProgressState, startedAt: number, now = Date.now
     r.etaSeconds !== undefined ? `ETA ${fmtDuration(r.etaSeconds)}` : undefined,
     `${fmtInt(s.rejected)} rejected`,
     s.serverStatus ? `status ${s.serverStatus}` : undefined,
+    waitLeft(s, now) ? `rate limited: waiting ${waitLeft(s, now)} s` : undefined,
   ]
     .filter(Boolean)
     .join(', ');
@@ -137,6 +144,9 @@ async function liveView(out: NodeJS.WriteStream, state: ProgressState, startedAt
         : null,
       h(Text, null, `${fmtInt(s.rowsRead)} rows read, ${fmtInt(s.rowsSent)} sent, ${fmtInt(r.rowsPerSecond)} rows/s`),
       h(Text, { color: s.rejected && color ? 'yellow' : undefined }, `${fmtInt(s.rejected)} rejected`),
+      waitLeft(s, now)
+        ? h(Text, { color: color ? 'yellow' : undefined }, `Rate limited by the service: waiting ${waitLeft(s, now)} s, then going on`)
+        : null,
     );
   };
   const frame = () => h(View, { s: { ...state }, now: Date.now(), said: [...notes] });

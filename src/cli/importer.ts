@@ -8,11 +8,14 @@
 import { closeSync, createWriteStream, openSync, renameSync, rmSync, type WriteStream } from 'node:fs';
 import { ApiError } from '../errors.js';
 import type { Api } from '../client/api.js';
+import { RateLimitedError } from '../client/transport.js';
 import { UsageError } from './context.js';
 import { didYouMean } from './resolve.js';
 import { CsvError, openCsv, type CsvRecord, type CsvSource } from './csv-source.js';
 import type { ImportProgress } from './import-progress.js';
 import { thousands } from './output.js';
+import { postBatch } from './batch-order.js';
+import { prepareResume, recordedFileName, type ClientOptions } from './import-resume.js';
 
 export interface ImportRequest {
   file: string;
@@ -21,6 +24,8 @@ export interface ImportRequest {
    * file refused before that creates no group.
    */
   groups: () => Promise<number[]>;
+  /** The --group flags as typed (a resume compares them with the import's groups). */
+  groupNames?: string[];
   addOnly: boolean;
   /** column → field (or email, phone_number, groups); an empty field skips the column */
   map: Record<string, string>;
@@ -324,8 +329,11 @@ interface SentColumns {
 
 /** Where the rows go: a dry run, a streamed import, or POST /members jobs. */
 interface Target {
-  /** Applies (or checks) one batch; answers the rows the service refused or dropped, by position. */
-  send(batch: Batch): Promise<RowAnswer>;
+  /**
+   * Applies (or checks) one batch; answers the rows the service refused or dropped,
+   * by position. `prior` settles when the batch before it has been answered.
+   */
+  send(batch: Batch, prior?: Promise<unknown>): Promise<RowAnswer>;
   /** Ends the import; an error leaves it resumable (status e). */
   finish(error?: string): Promise<void>;
 }
@@ -363,6 +371,7 @@ function streamTarget(
   options: () => Promise<Record<string, unknown>>,
   outcome: ImportOutcome,
   progress: ImportProgress,
+  clientOptions: ClientOptions,
   resume?: number,
 ): Target {
   let importId = resume;
@@ -377,7 +386,8 @@ function streamTarget(
     (opening ??= (async () => {
       if (importId === undefined) {
         try {
-          importId = (await api.post<{ import_id: number }>('/members/imports', await options())).import_id;
+          const body = { ...(await options()), client_options: clientOptions };
+          importId = (await api.post<{ import_id: number }>('/members/imports', body)).import_id;
         } catch (err) {
           if (isMissingRoute(err)) throw new NoStreamedImports();
           throw err;
@@ -387,14 +397,18 @@ function streamTarget(
       return importId;
     })());
   return {
-    async send(batch) {
+    async send(batch, prior) {
       const id = await open();
-      const r = await api.post<{ errors: RowErrors; duplicate_rows?: DuplicateRows }>(`/members/imports/${id}/rows`, {
-        columns: columns.targets,
-        rows: rowsOf(batch, columns.keep),
-        ...(batch.refused.length ? { rejected: batch.refused.length } : {}),
-        offset: batch.offset,
-      });
+      // Named by its offset, a batch may be sent again: the service answers a repeat as
+      // it answered the batch, and never writes it twice.
+      const post = () =>
+        api.postRepeatable<{ errors: RowErrors; duplicate_rows?: DuplicateRows }>(`/members/imports/${id}/rows`, {
+          columns: columns.targets,
+          rows: rowsOf(batch, columns.keep),
+          ...(batch.refused.length ? { rejected: batch.refused.length } : {}),
+          offset: batch.offset,
+        });
+      const r = await postBatch(post, batch.offset, prior);
       // An amsg serve from before duplicate_rows counts them only.
       return { errors: r.errors, duplicates: r.duplicate_rows ?? [] };
     },
@@ -441,8 +455,9 @@ function jobsTarget(
 }
 
 /**
- * Runs an import. `progress` is told as rows are read and sent; `stopSignal` ends
- * the import cleanly after the batch in flight (Ctrl-C).
+ * Runs an import. `progress` is told as rows are read and sent, and of waits for the
+ * service's rate limit; `stopSignal` ends the import cleanly after the batch in
+ * flight (Ctrl-C). Stopped by the rate limit, it says how to go on (--resume).
  */
 export async function runImport(
   api: Api,
@@ -451,14 +466,44 @@ export async function runImport(
   note: (message: string) => void,
   stopSignal: { stopped: boolean; onStop?: () => void },
 ): Promise<ImportOutcome> {
-  const source: CsvSource = await openCsv(req.file, { delimiter: req.delimiter });
+  const restoreWaits = api.reportWaits((seconds) => {
+    progress.update({ waitingUntil: Date.now() + seconds * 1000 });
+    note(`rate limited: waiting ${seconds} s`);
+  });
+  try {
+    return await importRows(api, req, progress, note, stopSignal);
+  } catch (err) {
+    const id = (err as { outcome?: ImportOutcome }).outcome?.importId ?? req.resume;
+    if (err instanceof RateLimitedError && id !== undefined)
+      err.continueWith = `continue with: amsg members import ${req.file} --resume ${id} (the rows imported stay imported)`;
+    throw err;
+  } finally {
+    restoreWaits();
+  }
+}
+
+async function importRows(
+  api: Api,
+  req: ImportRequest,
+  progress: ImportProgress,
+  note: (message: string) => void,
+  stopSignal: { stopped: boolean; onStop?: () => void },
+): Promise<ImportOutcome> {
+  // A resume goes on with the first run's options (those left out are taken from it).
+  const resumed = req.resume === undefined || req.dryRun ? undefined : await prepareResume(api, req.resume, req);
+  const clientOptions: ClientOptions = {
+    map: resumed?.map ?? req.map,
+    ignore: resumed?.ignore ?? req.ignore ?? [],
+    delimiter: resumed ? resumed.delimiter : req.delimiter,
+  };
+  const source: CsvSource = await openCsv(req.file, { delimiter: clientOptions.delimiter });
   const fieldNames = (await api.get<{ shortcut_name: string }[]>('/fields')).map((f) => f.shortcut_name);
   // An --errors-out file coming back: its last cell is the old reason, and the cells
   // before it are the row exactly as it was (a ragged row too), so it goes again as it was.
-  const ownErrors = endsWithErrorColumn(source.header, fieldNames, req.map);
+  const ownErrors = endsWithErrorColumn(source.header, fieldNames, clientOptions.map);
   const header = ownErrors ? source.header.slice(0, -1) : source.header;
   if (ownErrors) note(`the last column, "${source.header.at(-1)}", is the reason amsg gave for rejecting each row: ignored`);
-  const columns = mapColumns(header, fieldNames, req.map, req.ignore);
+  const columns = mapColumns(header, fieldNames, clientOptions.map, clientOptions.ignore);
   if (columns.serviceColumns.length)
     note(
       `skipped the service's own column${columns.serviceColumns.length > 1 ? 's' : ''} ${columns.serviceColumns.join(', ')} (the service sets them; they are not imported)`,
@@ -490,7 +535,7 @@ export async function runImport(
       return {
         group_ids: groupIds.length ? groupIds : undefined,
         add_only: req.addOnly || undefined,
-        source_filename: req.file === '-' ? 'stdin' : req.file.split(/[\\/]/).pop(),
+        source_filename: recordedFileName(req.file),
         source_name: req.sourceName,
       };
     })());
@@ -500,14 +545,11 @@ export async function runImport(
   if (req.dryRun) {
     target = dryRunTarget(api, sent, options, outcome);
     progress.update({ dryRun: true });
-  } else if (req.resume !== undefined) {
-    const current = await api.get<{ mode: string; status: string; num_members: number }>(`/members/imports/${req.resume}`);
-    if (current.mode !== 'stream') throw new CsvError(`import ${req.resume} was not made by amsg members import; it cannot be resumed`);
-    if (current.status === 'o') throw new CsvError(`import ${req.resume} is already finished`);
-    skip = current.num_members;
+  } else if (resumed) {
+    skip = resumed.skip;
     note(`resuming import ${req.resume}: skipping the ${skip} rows it already has`);
-    target = streamTarget(api, sent, options, outcome, progress, req.resume);
-  } else target = streamTarget(api, sent, options, outcome, progress);
+    target = streamTarget(api, sent, options, outcome, progress, clientOptions, req.resume);
+  } else target = streamTarget(api, sent, options, outcome, progress, clientOptions);
   if (!req.dryRun) api.expectImport();
 
   const errors = new ErrorsFile(req.errorsOut, header, note);
@@ -552,9 +594,9 @@ export async function runImport(
 
   let jobs: Target | undefined;
   /** Sends a batch; answers the rows the service refused or dropped. */
-  const request = async (batch: Batch): Promise<RowAnswer> => {
+  const request = async (batch: Batch, prior: Promise<unknown>): Promise<RowAnswer> => {
     try {
-      return await target.send(batch);
+      return await target.send(batch, prior);
     } catch (err) {
       // The spec's service has no streamed imports: fall back to its POST /members
       // (once, whichever batch in flight found out first).
@@ -604,7 +646,7 @@ export async function runImport(
     }
     sending.offset = offset;
     offset += sending.size;
-    const answer = request(sending);
+    const answer = request(sending, reported);
     answer.catch(() => {});
     const done = reported.then(() => answer).then((rows) => report(sending, rows));
     reported = done.catch(() => {});

@@ -133,7 +133,8 @@ Modes: local (default) runs the service in-process over ./amsg.db; remote when a
 base URL is given by --base-url, AMSG_BASE_URL or the profile.
 
 Exit codes: 0 ok, 1 the service refused, 2 bad usage, 3 cannot reach the service,
-4 finished with row-level errors.`,
+4 finished with row-level errors, 5 stopped by the service's rate limit (the
+message says how to continue: --resume, --start).`,
   );
   examples(program, [
     'amsg init',
@@ -157,9 +158,35 @@ Exit codes: 0 ok, 1 the service refused, 2 bad usage, 3 cannot reach the service
   return program;
 }
 
+/**
+ * Whether the command path typed names a command that does not exist (`amsg
+ * nosuchcommand`, `amsg members nosuch`). With --help, commander would show the help
+ * of the last command it knows and exit 0, as if the typo were fine.
+ */
+export function namesUnknownCommand(program: Command, args: string[]): boolean {
+  let cmd = program;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--') return false;
+    if (VALUE_OPTIONS.has(a)) i++;
+    if (a.startsWith('-')) continue;
+    // A leaf command's words are its arguments; `help` is commander's own.
+    if (!cmd.commands.length || (cmd === program && a === 'help')) return false;
+    const sub = cmd.commands.find((c) => c.name() === a || c.aliases().includes(a));
+    if (!sub) return true;
+    cmd = sub;
+  }
+  return false;
+}
+
 export async function main(argv: string[], version: string, releaseDate?: string): Promise<void> {
   RELEASE.date = releaseDate;
   const program = buildProgram(version, argv.slice(2));
+  // `--help` after an unknown command: the unknown command is the answer (exit 2), not some help.
+  const end = argv.indexOf('--');
+  const options = end < 0 ? argv : argv.slice(0, end);
+  if ((options.includes('--help') || options.includes('-h')) && namesUnknownCommand(program, argv.slice(2)))
+    argv = argv.filter((a, i) => (end >= 0 && i >= end) || (a !== '--help' && a !== '-h'));
   try {
     await program.parseAsync(argv);
   } catch (err) {

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { Api } from '../client/api.js';
-import type { QueryValue } from '../client/transport.js';
+import { RateLimitedError, type QueryValue } from '../client/transport.js';
 import type { RunContext } from './context.js';
 import { listWriter, thousands, type ListWriter, type View } from './output.js';
 
@@ -146,9 +146,23 @@ export async function printList(
     if (from + shown < whole.length) ctx.note(`${thousands(shown)} of ${thousands(whole.length)} shown; --all for every row`);
     return;
   }
-  for await (const page of pages(api, path, query, { start: from, limit: wanted, key })) {
-    await out.write(shape.row ? page.map(shape.row) : page);
-    shown += page.length;
+  try {
+    for await (const page of pages(api, path, query, { start: from, limit: wanted, key })) {
+      await out.write(shape.row ? page.map(shape.row) : page);
+      shown += page.length;
+    }
+  } catch (err) {
+    // Stopped by the rate limit: what was printed is complete records, closed as a
+    // whole list, and the message says where to go on from.
+    if (err instanceof RateLimitedError) {
+      await out.end();
+      const next = from + shown;
+      const printed = shown ? `${thousands(shown)} records printed (positions ${from} to ${next - 1})` : 'no record printed';
+      const rest = wanted === Infinity ? '--all' : `--limit ${wanted - shown}`;
+      const header = ctx.format === 'csv' ? ' (its CSV starts with the header line again)' : '';
+      err.continueWith = `${printed}; continue with --start ${next} ${rest}${header}`;
+    }
+    throw err;
   }
   await out.end();
   if (wanted === Infinity || shown < wanted) return;

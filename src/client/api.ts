@@ -1,5 +1,5 @@
 import type { Settings } from './config.js';
-import type { ApiCall, Download, QueryValue, Transport } from './transport.js';
+import type { ApiCall, Download, QueryValue, Transport, WaitReporter } from './transport.js';
 
 type Query = Record<string, QueryValue>;
 
@@ -13,7 +13,7 @@ export class Api {
     readonly accountId: number,
   ) {}
 
-  request(method: ApiCall['method'], path: string, opts: { query?: Query; body?: unknown } = {}): Promise<unknown> {
+  request(method: ApiCall['method'], path: string, opts: { query?: Query; body?: unknown; repeatable?: boolean } = {}): Promise<unknown> {
     return this.transport.request({ method, path: `/${this.accountId}${path}`, ...opts });
   }
 
@@ -22,6 +22,10 @@ export class Api {
   }
   post<T = unknown>(path: string, body: unknown = {}) {
     return this.request('POST', path, { body }) as Promise<T>;
+  }
+  /** A POST the service knows again when it comes twice (ApiCall.repeatable), so it may be sent again after a failed try. */
+  postRepeatable<T = unknown>(path: string, body: unknown) {
+    return this.request('POST', path, { body, repeatable: true }) as Promise<T>;
   }
   put<T = unknown>(path: string, body: unknown = {}) {
     return this.request('PUT', path, { body }) as Promise<T>;
@@ -43,6 +47,17 @@ export class Api {
     this.transport.expectImport?.();
   }
 
+  /**
+   * Tells `reporter` of each wait for the service's rate limit (none in local mode),
+   * instead of whoever was told before; answers a function that puts that one back.
+   */
+  reportWaits(reporter: WaitReporter): () => void {
+    const transport = this.transport;
+    if (!transport.reportWaits) return () => {};
+    const before = transport.reportWaits(reporter);
+    return () => void transport.reportWaits!(before);
+  }
+
   /** Runs due background work for up to budgetMs when this process holds the database (local mode). */
   async advance(budgetMs: number): Promise<void> {
     await this.transport.advance?.(budgetMs);
@@ -61,7 +76,7 @@ export async function connect(settings: Settings, opts: { note?: (message: strin
   let transport: Transport;
   if (settings.mode === 'remote') {
     const { HttpTransport } = await import('./http-transport.js');
-    transport = new HttpTransport({ baseUrl: settings.baseUrl!, apiKey: settings.apiKey });
+    transport = new HttpTransport({ baseUrl: settings.baseUrl!, apiKey: settings.apiKey, maxWaitSeconds: settings.maxWaitSeconds });
   } else {
     const { LocalTransport } = await import('./local-transport.js');
     const note = opts.note ?? ((m: string) => process.stderr.write(`amsg: ${m}\n`));

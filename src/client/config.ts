@@ -58,6 +58,8 @@ export interface Settings {
   output?: string;
   /** Local mode: the SMTP server real mail goes to (AMSG_SMTP_URL, the profile's smtp), and the audience addresses it may go to. */
   mail?: { smtp: SmtpTarget; allow: string[] };
+  /** The longest a call waits out the remote service's rate limit, in seconds (AMSG_MAX_WAIT). */
+  maxWaitSeconds?: number;
 }
 
 /** The global flags that bear on where and as whom a command acts. */
@@ -95,6 +97,9 @@ export function resolveSettings(flags: ConnectionFlags, env: NodeJS.ProcessEnv =
       throw new SettingsError(`base URL must be an http(s) URL, got "${baseUrl}"`);
     }
   }
+  const maxWait = env.AMSG_MAX_WAIT?.trim() || undefined;
+  if (maxWait !== undefined && !/^\d+$/.test(maxWait))
+    throw new SettingsError(`AMSG_MAX_WAIT must be a whole number of seconds (the longest amsg waits out a rate limit), got "${maxWait}"`);
   // Only a local command delivers mail: a remote one leaves it to the server (amsg serve --smtp).
   const smtpUrl = baseUrl ? undefined : pick(undefined, 'AMSG_SMTP_URL', 'smtp');
   let mail: Settings['mail'];
@@ -119,6 +124,7 @@ export function resolveSettings(flags: ConnectionFlags, env: NodeJS.ProcessEnv =
     profile: profileName,
     output: pick(flags.output, 'AMSG_OUTPUT', 'output'),
     mail,
+    maxWaitSeconds: maxWait === undefined ? undefined : Number(maxWait),
   };
 }
 

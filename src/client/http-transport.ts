@@ -7,7 +7,15 @@ import undiciRequest from 'undici/lib/api/api-request.js';
 import { UndiciError } from 'undici/lib/core/errors.js';
 
 import { ApiError, boundedJson, parseWindowCut, WINDOW_CUT_HEADER, type WindowCut } from '../errors.js';
-import { ConnectionError, queryString, type ApiCall, type Download, type Transport } from './transport.js';
+import {
+  ConnectionError,
+  queryString,
+  RateLimitedError,
+  type ApiCall,
+  type Download,
+  type Transport,
+  type WaitReporter,
+} from './transport.js';
 
 export interface HttpOptions {
   baseUrl: string;
@@ -18,24 +26,109 @@ export interface HttpOptions {
   /** First backoff in ms; doubles each retry, with jitter. */
   backoffMs?: number;
   timeoutMs?: number;
+  /**
+   * The longest a command waits out the service's rate limit for one call, in
+   * seconds (AMSG_MAX_WAIT; an hour by default): a longer Retry-After, or refusals
+   * that go on longer, stop the command (RateLimitedError, exit 5).
+   */
+  maxWaitSeconds?: number;
 }
 
-/** Statuses worth another try for an idempotent call (403 only with the rate-limit body). */
-const RETRY_STATUSES = new Set([429, 502, 503, 504]);
+/** Statuses worth another try for an idempotent call (the rate limit's answers are handled on their own). */
+const RETRY_STATUSES = new Set([502, 503, 504]);
 const IDEMPOTENT = new Set(['GET', 'PUT', 'DELETE']);
 /** Errors after which the request cannot have reached the server, so even a POST may be sent again. */
 const CONNECT_ONLY = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
 
-/** The longest Retry-After worth waiting for inside one command. */
+/** The longest Retry-After worth waiting for on a 502-504 inside one command. */
 const MAX_RETRY_AFTER_MS = 30_000;
 
+/** The default of AMSG_MAX_WAIT: how long one call may wait out the rate limit. */
+export const DEFAULT_MAX_WAIT_SECONDS = 3600;
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The real service's answer past its limit (403 with this error), or a 429 from a proxy in front of it. */
+const isRateLimit = (status: number, body: unknown) =>
+  status === 429 || (status === 403 && (body as { error?: string } | undefined)?.error === 'Rate Limit Exceeded');
+
+/**
+ * Paces calls to the service's rate limit once it has met it. The limit itself is
+ * not announced (the real service allows 180 calls a minute and says only 403 past
+ * it), so it is learnt from the refusals: the calls answered since the last wait
+ * ended, over the time from then to the end of this one, is the rate the service
+ * takes. Calls then go out evenly at a little under that rate (a token bucket of
+ * one token), creeping up slowly so that a limit that was underestimated (another
+ * client shared the window) is found again by the next refusal. While a wait is
+ * under way every call waits with it: sending more would only be refused (and
+ * amsg serve, like many services, counts refused calls against the limit too).
+ */
+export class Pacer {
+  /** Calls per ms, once a refusal has been met. */
+  private rate?: number;
+  private nextAt = 0;
+  /** Until when every call waits (a rate limit's Retry-After). */
+  private blockedUntil = 0;
+  /** When the calls counted in `answered` began: the first call, then the end of the last wait. */
+  private since?: number;
+  private answered = 0;
+
+  constructor(private readonly now = () => Date.now()) {}
+
+  /** The rate paced at, in calls a second (undefined: no refusal met yet). */
+  get callsPerSecond(): number | undefined {
+    return this.rate === undefined ? undefined : this.rate * 1000;
+  }
+
+  /** Waits for the call's turn. */
+  async take(): Promise<void> {
+    const now = this.now();
+    this.since ??= now;
+    let at = Math.max(now, this.blockedUntil);
+    if (this.rate !== undefined) {
+      at = Math.max(at, this.nextAt);
+      this.nextAt = at + 1 / this.rate;
+      // Creeps up about 9% over 180 calls: the limit is looked for again now and then.
+      this.rate *= 1.0005;
+    }
+    if (at > now) await sleep(at - now);
+  }
+
+  /** A call was answered (not refused by the rate limit). */
+  done(): void {
+    this.answered++;
+  }
+
+  /**
+   * A call was refused by the rate limit, to be retried after waitMs. Answers true
+   * when this starts a wait (false: a call in flight met the same one), so that a
+   * wait is told once.
+   */
+  limited(waitMs: number): boolean {
+    const now = this.now();
+    const until = now + waitMs;
+    if (now < this.blockedUntil) {
+      this.blockedUntil = Math.max(this.blockedUntil, until);
+      return false;
+    }
+    // The calls the service took since the last wait, over the time they had.
+    const span = until - (this.since ?? now);
+    if (span > 0) this.rate = Math.max(1, this.answered - 1) / span;
+    this.answered = 0;
+    this.since = until;
+    this.blockedUntil = until;
+    this.nextAt = until;
+    return true;
+  }
+}
 
 /** The service over HTTP: an undici Pool with keep-alive, timeouts and retries with backoff. */
 export class HttpTransport implements Transport {
   private readonly pool: PoolType;
   private readonly basePath: string;
   private readonly auth?: string;
+  readonly pacer = new Pacer();
+  private waitReporter?: WaitReporter;
 
   constructor(private readonly opts: HttpOptions) {
     const url = new URL(opts.baseUrl);
@@ -57,6 +150,12 @@ export class HttpTransport implements Transport {
 
   /** The server runs its jobs in the background. */
   readonly runsJobs = false;
+
+  reportWaits(reporter: WaitReporter | undefined): WaitReporter | undefined {
+    const before = this.waitReporter;
+    this.waitReporter = reporter;
+    return before;
+  }
 
   async request(call: ApiCall): Promise<unknown> {
     const { res, text } = await this.exchange(call, true);
@@ -95,12 +194,16 @@ export class HttpTransport implements Transport {
     accept = 'application/json',
   ): Promise<{ res: Dispatcher.ResponseData; text?: string }> {
     const attempts = this.opts.attempts ?? 4;
-    const idempotent = IDEMPOTENT.has(call.method);
+    const idempotent = IDEMPOTENT.has(call.method) || call.repeatable === true;
+    const maxWaitMs = (this.opts.maxWaitSeconds ?? DEFAULT_MAX_WAIT_SECONDS) * 1000;
     // Checked before it is serialized: the service's own 400, not a stack overflow here.
     const sent = call.body === undefined ? undefined : JSON.stringify(boundedJson(call.body, ''));
+    let waitedMs = 0;
+    let refusals = 0;
     for (let attempt = 1; ; attempt++) {
       let res: Dispatcher.ResponseData;
       let text: string | undefined;
+      await this.pacer.take();
       try {
         res = await this.send(call, sent, accept);
         if (readBody || res.statusCode >= 400) text = await res.body.text();
@@ -114,12 +217,29 @@ export class HttpTransport implements Transport {
         throw new ConnectionError(`cannot reach ${this.opts.baseUrl}: ${describe(err)}`, err);
       }
       const status = res.statusCode;
-      if (status < 400) return { res, text };
+      if (status < 400) {
+        this.pacer.done();
+        return { res, text };
+      }
       const ra = Number(res.headers['retry-after']);
       const retryAfter = Number.isFinite(ra) && ra >= 0 ? ra : undefined;
       const body = parse(text!);
-      const rateLimited = status === 403 && (body as { error?: string })?.error === 'Rate Limit Exceeded';
-      if (idempotent && (RETRY_STATUSES.has(status) || rateLimited) && attempt < attempts) {
+      if (isRateLimit(status, body)) {
+        // Refused before it was done (the limit is checked first), so any call, a POST
+        // too, is sent again once the wait is over. Such waits do not use up attempts.
+        // A Retry-After of 0 is taken twice; after that the waits grow, so that a service
+        // that keeps saying 0 is not hammered (and AMSG_MAX_WAIT ends it).
+        const said = retryAfter === undefined || (retryAfter === 0 && refusals >= 2) ? undefined : retryAfter * 1000;
+        const waitMs = said ?? this.unsaidWait(refusals);
+        refusals++;
+        if (waitMs > maxWaitMs || waitedMs + waitMs > maxWaitMs) throw this.stopped(waitMs, waitedMs, maxWaitMs, retryAfter);
+        if (this.pacer.limited(waitMs)) this.waitReporter?.(Math.ceil(waitMs / 1000));
+        waitedMs += waitMs;
+        attempt--;
+        continue;
+      }
+      this.pacer.done();
+      if (idempotent && RETRY_STATUSES.has(status) && attempt < attempts) {
         // Retrying sooner than the server asked is refused again, so a longer wait is
         // the caller's to decide on: answer the error now instead of blocking.
         if (retryAfter === undefined || retryAfter * 1000 <= MAX_RETRY_AFTER_MS) {
@@ -129,6 +249,25 @@ export class HttpTransport implements Transport {
       }
       throw ApiError.fromResponse(status, body);
     }
+  }
+
+  /** The rate limit asks for more waiting than a command may do. */
+  private stopped(waitMs: number, waitedMs: number, maxWaitMs: number, retryAfter: number | undefined) {
+    const max = `${Math.round(maxWaitMs / 1000)} s`;
+    return new RateLimitedError(
+      waitMs > maxWaitMs
+        ? `the service's rate limit asks to wait ${Math.ceil(waitMs / 1000)} s, longer than the ${max} amsg waits (AMSG_MAX_WAIT)`
+        : `the service's rate limit went on refusing after ${Math.round(waitedMs / 1000)} s of waiting, the most amsg waits (AMSG_MAX_WAIT=${Math.round(maxWaitMs / 1000)})`,
+      retryAfter,
+    );
+  }
+
+  /**
+   * The wait on a rate-limit answer without Retry-After: doubling from 1 s (five
+   * backoffs), at most a minute, the real service's window.
+   */
+  private unsaidWait(refusals: number) {
+    return Math.min(60_000, (this.opts.backoffMs ?? 200) * 5 * 2 ** refusals);
   }
 
   private backoff(attempt: number) {

@@ -10,7 +10,16 @@ export interface ApiCall {
   path: string;
   query?: Record<string, QueryValue>;
   body?: unknown;
+  /**
+   * The service knows this call again when it comes twice (a streamed-import batch
+   * names its offset), so it may be sent again after a failure that leaves unknown
+   * whether it arrived, as a GET may.
+   */
+  repeatable?: boolean;
 }
+
+/** Told when a call waits out the service's rate limit, with how long (whole seconds). */
+export type WaitReporter = (seconds: number) => void;
 
 /** A non-JSON answer (an export's CSV or zip), read as it arrives. */
 export interface Download {
@@ -51,7 +60,29 @@ export interface Transport {
    * than it asked for.
    */
   onWindowCut?: (cut: WindowCut) => void;
+  /**
+   * Who is told of rate-limit waits (a note on stderr, the import's progress view);
+   * answers the one told before, to put back. Local mode has no rate limit.
+   */
+  reportWaits?(reporter: WaitReporter | undefined): WaitReporter | undefined;
   close(): Promise<void>;
+}
+
+/**
+ * The service's rate limit stopped a command: it asked for a longer wait than amsg
+ * may wait (AMSG_MAX_WAIT), or kept refusing after the waits. Exit code 5; the
+ * command adds how to go on from where it stopped (`--resume 12`, `--start 32000`).
+ */
+export class RateLimitedError extends Error {
+  /** How to continue, as the command that stopped knows it: `continue with --resume 12`. */
+  continueWith?: string;
+  constructor(
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+    this.name = 'RateLimitedError';
+  }
 }
 
 /** The service could not be reached at all (exit code 3), as opposed to refusing (ApiError). */

@@ -23,6 +23,8 @@ export interface ServeRequest {
   host?: string;
   port?: number;
   rateLimit?: number;
+  /** The rate limit's window in ms (a minute by default). */
+  rateLimitWindowMs?: number;
   /** A snapshot file `POST /_sandbox/reset` restores (the one `--snapshot` started from). */
   resetTo?: string;
   /** Take a snapshot of the database as it is at start, for `POST /_sandbox/reset` (after `--seed`). */
@@ -70,10 +72,17 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
     host: req.host,
     port: req.port,
     rateLimit: req.rateLimit,
+    rateLimitWindowMs: req.rateLimitWindowMs,
     importWriter,
     sandboxReset: resetTo ? () => restoreSnapshot(resetTo, req.db) : undefined,
     strict: req.strict,
     console: req.console,
+  }).catch(async (err: unknown) => {
+    // Nothing listens (a port taken): what was started for it stops, so the process can end.
+    await importWriter?.close();
+    db.close();
+    if (ownSnapshotDir) rmSync(ownSnapshotDir, { recursive: true, force: true });
+    throw err;
   });
   // Due jobs run in the background, in short slices so requests are not held up:
   // a slice holds the event loop (and every request waiting on it) for its whole

@@ -36,8 +36,10 @@ export interface ServeOptions {
   clock: Clock;
   host?: string;
   port?: number;
-  /** Requests per API key per minute; 0 or undefined means no limit. */
+  /** Requests per API key per window (a minute, as the real service counts); 0 or undefined means no limit. */
   rateLimit?: number;
+  /** The rate limit's window in ms (60,000 by default; tests use a short one). */
+  rateLimitWindowMs?: number;
   /** Writes streamed-import batches on its own thread. */
   importWriter?: ImportWriter;
   /** Puts the database back in the state the server started with (`POST /_sandbox/reset`); absent: there is none. */
@@ -63,20 +65,28 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * The real service's limit: so many calls per key in a fixed window (180 a minute),
+ * then 403 `Rate Limit Exceeded` until the window ends, with Retry-After in whole
+ * seconds. A refused call counts too, so a client that hammers stays out.
+ */
 class RateLimiter {
   private windowStart = 0;
   private counts = new Map<string, number>();
-  constructor(private readonly perMinute: number) {}
+  constructor(
+    private readonly perWindow: number,
+    private readonly windowMs = 60_000,
+  ) {}
 
-  /** Seconds until the key may call again, or 0 when this call is allowed. */
+  /** Seconds until the key may call again (at least 1), or 0 when this call is allowed. */
   hit(key: string, now: number): number {
-    if (now - this.windowStart >= 60_000) {
+    if (now - this.windowStart >= this.windowMs) {
       this.windowStart = now;
       this.counts.clear();
     }
     const n = (this.counts.get(key) ?? 0) + 1;
     this.counts.set(key, n);
-    return n > this.perMinute ? Math.ceil((this.windowStart + 60_000 - now) / 1000) : 0;
+    return n > this.perWindow ? Math.max(1, Math.ceil((this.windowStart + this.windowMs - now) / 1000)) : 0;
   }
 }
 
@@ -284,7 +294,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const router = new Router(opts.db, opts.clock, undefined, opts.importWriter, { strict: opts.strict });
   router.addAllRoutes();
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const limiter = opts.rateLimit ? new RateLimiter(opts.rateLimit) : undefined;
+  const limiter = opts.rateLimit ? new RateLimiter(opts.rateLimit, opts.rateLimitWindowMs) : undefined;
   const openapi = JSON.stringify(openapiDocument(router.routes, VERSION));
   const lingering = new Set<http.IncomingMessage>();
 

@@ -239,17 +239,31 @@ describe.each([
     expect(await second).toMatchObject({ status: 200, body: { num_members: 3, added: 1 } });
   });
 
-  it('a batch sent again after it was applied is refused (409) and leaves the batch waiting behind it alone', async () => {
+  it('a batch sent again after it was applied is answered as it was, not written again, and leaves the batch waiting behind it alone', async () => {
     const id = await open();
-    await csvRows(id, ['email'], [['a@b.org'], ['b@b.org']], { offset: 0 });
-    const third = send(id, { columns: ['email'], rows: [['e@b.org']], offset: 4 });
+    const first = await csvRows(id, ['email'], [['a@b.org'], ['b@b.org'], ['a@b.org']], { offset: 0 });
+    expect(first).toMatchObject({ num_members: 3, added: 2, duplicates: 1 });
+    const third = send(id, { columns: ['email'], rows: [['e@b.org']], offset: 5 });
+    // A retry whose first try was applied (its answer lost): the same answer, nothing written.
+    expect(await send(id, { columns: ['email'], rows: [['a@b.org'], ['b@b.org'], ['a@b.org']], offset: 0 })).toEqual({
+      status: 200,
+      body: first,
+    });
+    expect(await getImport(id)).toMatchObject({ num_members: 3, num_members_added: 2, num_duplicates: 1 });
+    // Another batch at that offset (other rows than the one applied there) is refused as before.
     expect(await send(id, { columns: ['email'], rows: [['a@b.org'], ['b@b.org']], offset: 0 })).toEqual({
       status: 409,
-      body: { error: `offset: this batch follows row 0, but import ${id} has 2 rows`, field: 'offset', num_members: 2, expected_offset: 2 },
+      body: { error: `offset: this batch follows row 0, but import ${id} has 3 rows`, field: 'offset', num_members: 3, expected_offset: 3 },
     });
     expect(await settled(third)).toBe(false);
-    expect(await csvRows(id, ['email'], [['c@b.org'], ['d@b.org']], { offset: 2 })).toMatchObject({ num_members: 4 });
-    expect(await third).toMatchObject({ status: 200, body: { num_members: 5, added: 1 } });
+    expect(await csvRows(id, ['email'], [['c@b.org'], ['d@b.org']], { offset: 3 })).toMatchObject({ num_members: 5 });
+    expect(await third).toMatchObject({ status: 200, body: { num_members: 6, added: 1 } });
+    // Only the last few answers are kept, and none once the import is finished.
+    const kept = () =>
+      s.db.prepare('SELECT batch_offset FROM import_batch_answers WHERE import_id = ? ORDER BY batch_offset').pluck().all(id);
+    expect(kept()).toEqual([0, 3, 5]);
+    await ok(s, 'POST', `/1/members/imports/${id}/finish`, { body: {} });
+    expect(kept()).toEqual([]);
   });
 
   it('a batch left waiting for one that failed is refused once the import is ended', async () => {

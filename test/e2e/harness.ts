@@ -30,7 +30,11 @@ export class Sandbox {
   private server?: ResultPromise;
   url?: string;
 
-  constructor(readonly mode: Mode) {}
+  /** @param serveArgs more arguments for the `amsg serve` of remote mode (`--rate-limit 50`). */
+  constructor(
+    readonly mode: Mode,
+    readonly serveArgs: string[] = [],
+  ) {}
 
   get baseEnv(): Record<string, string | undefined> {
     return {
@@ -43,6 +47,10 @@ export class Sandbox {
       AMSG_QUIET: '',
       AMSG_OUTPUT: '',
       AMSG_NO_INPUT: '',
+      // Off a terminal (as every run here is) an error is JSON unless a format for people is
+      // chosen; the suites assert the sentences people read, so they ask for those. The
+      // JSON default is asserted by script-errors.test.ts (which clears this) and cli-errors.test.ts.
+      AMSG_ERRORS: 'text',
       // A CI runner's CI=true turns prompts off (and Ink's live view, for any value):
       // left out, and set by the tests that mean it.
       CI: undefined,
@@ -58,7 +66,7 @@ export class Sandbox {
     if (this.mode === 'local') {
       this.env = { AMSG_DB: this.db };
     } else {
-      this.server = execa('node', [BIN, 'serve', '--port', '0', '--db', this.db], {
+      this.server = execa('node', [BIN, 'serve', '--port', '0', '--db', this.db, ...this.serveArgs], {
         env: { ...process.env, ...this.baseEnv },
         reject: false,
       });

@@ -316,7 +316,10 @@ describe.each<Mode>(['local', 'remote'])('amsg mailings, triggers, sim (%s)', (m
     const complete = await run('mailings', 'cancel', '1', '--yes');
     expect(complete.exitCode).toBe(1);
     expect(complete.stderr).toContain('HTTP 403');
-    expect(complete.stderr).toContain('mailing 1 is c: only a pending (p) or paused (a) mailing can be canceled');
+    expect(complete.stderr).toMatch(/mailing 1 "[^"]+" is complete \(c\): only a pending \(p\) or paused \(a\) mailing can be canceled/);
+    // Said before asking: no "refusing ... without --yes" for what the service would refuse anyway.
+    const unasked = await run('mailings', 'cancel', '1');
+    expect([unasked.exitCode, unasked.stderr.includes('without --yes')]).toEqual([1, false]);
     const resumeCanceled = await run('mailings', 'resume', '4');
     expect(resumeCanceled.exitCode).toBe(1);
     expect(resumeCanceled.stderr).toContain('a canceled mailing cannot be resumed');

@@ -8,9 +8,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { HttpTransport } from '../../src/client/http-transport.js';
+import { HttpTransport, Pacer } from '../../src/client/http-transport.js';
 import { LocalTransport, initLocalDatabase } from '../../src/client/local-transport.js';
-import { ConnectionError, type ApiCall, type Transport } from '../../src/client/transport.js';
+import { ConnectionError, RateLimitedError, type ApiCall, type Transport } from '../../src/client/transport.js';
 import { connect, seg, type Api } from '../../src/client/api.js';
 import { ApiError } from '../../src/errors.js';
 import { serve } from '../../src/server/index.js';
@@ -224,7 +224,7 @@ describe('HttpTransport retries', () => {
     expect(f.seen).toHaveLength(1);
   });
 
-  it.each([503, 429, 502])('does not retry a POST on %i: it may have been carried out', async (status) => {
+  it.each([503, 502])('does not retry a POST on %i: it may have been carried out', async (status) => {
     const f = await fake(failThen(1, status));
     const err = await rejection(transport(f.url).request({ method: 'POST', path: '/1/members/add', body: { email: 'a@x.org' } }));
     expect(err).toBeInstanceOf(ApiError);
@@ -233,10 +233,28 @@ describe('HttpTransport retries', () => {
     expect(f.seen).toHaveLength(1);
   });
 
-  it('does not retry a POST that hit the rate limit either', async () => {
-    const f = await fake(failThen(1, 403, { error: 'Rate Limit Exceeded' }));
-    const err = await rejection(transport(f.url).request({ method: 'POST', path: '/1/fields', body: {} }));
-    expect(err.status).toBe(403);
+  it.each([
+    [403, { error: 'Rate Limit Exceeded' }],
+    [429, { error: 'slow down' }],
+  ])('sends a POST again after the rate limit refused it (%i): it was refused before it was carried out', async (status, body) => {
+    const f = await fake(failThen(1, status, body, 7, { 'retry-after': '0' }));
+    expect(await transport(f.url).request({ method: 'POST', path: '/1/fields', body: { a: 1 } })).toBe(7);
+    expect(f.seen.map((r) => [r.method, r.body])).toEqual(Array(2).fill(['POST', '{"a":1}']));
+  });
+
+  it('sends a repeatable POST again after a 503 or a broken connection, as it does a GET', async () => {
+    const f = await fake((_req, n, res) =>
+      n === 1 ? res.socket!.destroy() : n === 2 ? answer(res, 503, { error: 'busy' }) : answer(res, 200, 1),
+    );
+    const call: ApiCall = { method: 'POST', path: '/1/members/imports/3/rows', body: { offset: 0 }, repeatable: true };
+    expect(await transport(f.url).request(call)).toBe(1);
+    expect(f.seen.map((r) => r.body)).toEqual(Array(3).fill('{"offset":0}'));
+  });
+
+  it('does not retry a plain POST on a broken connection: it may have been carried out', async () => {
+    const f = await fake((_req, _n, res) => res.socket!.destroy());
+    const err = await rejection(transport(f.url).request({ method: 'POST', path: '/1/members/add', body: { email: 'a@x.org' } }));
+    expect(err).toBeInstanceOf(ConnectionError);
     expect(f.seen).toHaveLength(1);
   });
 
@@ -274,15 +292,43 @@ describe('HttpTransport retries', () => {
     expect(f.seen).toHaveLength(3);
   });
 
-  it('answers the error at once when Retry-After asks for longer than it is worth blocking on', async () => {
+  it('waits out the rate limit for as long as Retry-After says (a POST too), and says so once', async () => {
+    const f = await fake(failThen(1, 403, { error: 'Rate Limit Exceeded' }, 5, { 'retry-after': '2' }));
+    const t = transport(f.url);
+    const told: number[] = [];
+    t.reportWaits((s) => told.push(s));
+    const started = Date.now();
+    expect(await t.request({ method: 'POST', path: '/1/members/add', body: { email: 'a@x.org' } })).toBe(5);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_950);
+    expect(told).toEqual([2]);
+    expect(f.seen).toHaveLength(2);
+  });
+
+  it('stops with RateLimitedError at once when Retry-After asks for longer than AMSG_MAX_WAIT allows', async () => {
     const f = await fake(failThen(1, 403, { error: 'Rate Limit Exceeded' }, { ok: 1 }, { 'retry-after': '45' }));
     const started = Date.now();
-    const err = await rejection(transport(f.url).request(GET));
+    const err = await rejection(transport(f.url, { maxWaitSeconds: 30 }).request(GET));
     expect(Date.now() - started).toBeLessThan(2_000);
-    expect(err).toBeInstanceOf(ApiError);
-    expect(err.status).toBe(403);
-    expect(err.body).toEqual({ error: 'Rate Limit Exceeded' });
+    expect(err).toBeInstanceOf(RateLimitedError);
+    expect(err.message).toBe("the service's rate limit asks to wait 45 s, longer than the 30 s amsg waits (AMSG_MAX_WAIT)");
+    expect(err.retryAfterSeconds).toBe(45);
     expect(f.seen).toHaveLength(1);
+  });
+
+  it('a service that keeps saying Retry-After: 0 is not hammered: the waits grow, and AMSG_MAX_WAIT ends them', async () => {
+    const f = await fake((_req, _n, res) => answer(res, 429, { error: 'slow down' }, { 'retry-after': '0' }));
+    const err = await rejection(transport(f.url, { backoffMs: 100, maxWaitSeconds: 2 }).request(GET));
+    expect(err).toBeInstanceOf(RateLimitedError);
+    // Two at once, then a wait of 2 s (the backoff, grown); the next (4 s) would pass the 2 s allowed.
+    expect(f.seen).toHaveLength(4);
+  });
+
+  it('stops when the refusals go on for longer than AMSG_MAX_WAIT in all', async () => {
+    const f = await fake((_req, _n, res) => answer(res, 403, { error: 'Rate Limit Exceeded' }, { 'retry-after': '1' }));
+    const err = await rejection(transport(f.url, { maxWaitSeconds: 2 }).request(GET));
+    expect(err).toBeInstanceOf(RateLimitedError);
+    expect(err.message).toMatch(/went on refusing after 2 s of waiting/);
+    expect(f.seen).toHaveLength(3);
   });
 
   it('uses the backoff when Retry-After is not a number of seconds', async () => {
@@ -290,6 +336,51 @@ describe('HttpTransport retries', () => {
     const started = Date.now();
     expect(await transport(f.url).request(GET)).toEqual({ ok: 1 });
     expect(Date.now() - started).toBeLessThan(2_000);
+  });
+});
+
+// ------------------------------------------------------------------ pacing
+
+describe('Pacer', () => {
+  /** A pacer on a clock the test moves; take() answers how long it would have slept. */
+  const paced = () => {
+    let now = 1_000_000;
+    const pacer = new Pacer(() => now);
+    const take = async () => {
+      const before = now;
+      const slept = vi.spyOn(globalThis, 'setTimeout');
+      await Promise.race([pacer.take(), new Promise((r) => setImmediate(r))]);
+      const ms = slept.mock.calls.length ? Number(slept.mock.calls[0][1]) : 0;
+      slept.mockRestore();
+      now = Math.max(now, before + ms);
+      return ms;
+    };
+    return { pacer, take, advance: (ms: number) => (now += ms) };
+  };
+
+  it('does not pace before the first refusal', async () => {
+    const { pacer, take } = paced();
+    for (let i = 0; i < 50; i++) expect(await take()).toBe(0);
+    expect(pacer.callsPerSecond).toBeUndefined();
+  });
+
+  it('learns the rate from the calls answered before the refusal and the wait, and spaces calls to it', async () => {
+    const { pacer, take, advance } = paced();
+    // 30 calls answered in 0.5 s, then refused with a wait of 1.5 s: 29 calls in 2 s.
+    for (let i = 0; i < 30; i++) {
+      await take();
+      pacer.done();
+      advance(500 / 30);
+    }
+    expect(pacer.limited(1_500)).toBe(true);
+    // A call in flight meets the same wait: told once.
+    expect(pacer.limited(1_400)).toBe(false);
+    expect(pacer.callsPerSecond).toBeCloseTo(14.5, 1);
+    // Every call waits for the end of the wait, then they go about 69 ms apart.
+    expect(await take()).toBe(1_500);
+    const gap = await take();
+    expect(gap).toBeGreaterThan(60);
+    expect(gap).toBeLessThan(70);
   });
 });
 

@@ -134,7 +134,8 @@ export const importRoutes = [
     path: '/{account_id}/members/imports',
     summary: 'Open a streamed import; send its rows in batches, then finish it (one file, one import)',
     extension: true,
-    body: s.object(options),
+    // client_options: the client's own options, kept and answered as given (a resume compares them).
+    body: s.object({ ...options, client_options: s.optional(s.record()) }),
     returns: 'import',
     handler: ({ ctx, body }) => enc.memberImport(imports.openImport(ctx, toOptions(body))),
   }),
@@ -148,7 +149,8 @@ export const importRoutes = [
     params: importId,
     // rejected: rows of this batch the client refused itself (counted as skipped errors).
     // offset: the rows the import must already have (409 otherwise), so batches sent
-    // ahead of their answers are applied in order or not at all.
+    // ahead of their answers are applied in order or not at all; a batch sent again
+    // at an offset it was applied at is answered as it was then, and not written again.
     body: s.object({
       ...batchRows,
       rejected: s.optional(s.int({ min: 0, max: 100_000 })),

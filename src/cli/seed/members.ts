@@ -8,6 +8,7 @@ import { seg, type Api } from '../../client/api.js';
 import { ApiError } from '../../errors.js';
 import { valueProblem, type FieldRule } from '../../values.js';
 import { allPages } from '../paging.js';
+import { postBatch } from '../batch-order.js';
 import { generateMembers, generateShape, type GenerateSpec } from './generate.js';
 import { norm, SeedError, type Entry, type Kind, type Ref, type SeedRun, type Step } from './kind.js';
 import type { FieldRow } from './kinds.js';
@@ -260,12 +261,11 @@ async function importRows(run: SeedRun, steps: Step<MemberRecord, MemberRow>[], 
   const { api } = run;
   const { import_id } = await api.post<{ import_id: number }>('/members/imports', { source_name: 'amsg seed' });
   const refused: string[] = [];
-  const send = async (offset: number) => {
+  const send = async (offset: number, prior?: Promise<void>) => {
     const batch = steps.slice(offset, offset + BATCH);
-    const answer = await api.post<{ errors: { index: number; error: string }[] }>(`/members/imports/${import_id}/rows`, {
-      members: batch.map((s) => importRow(s.entry.record)),
-      offset,
-    });
+    const body = { members: batch.map((s) => importRow(s.entry.record)), offset };
+    const post = () => api.postRepeatable<{ errors: { index: number; error: string }[] }>(`/members/imports/${import_id}/rows`, body);
+    const answer = await postBatch(post, offset, prior);
     for (const e of answer.errors ?? []) {
       const entry = batch[e.index]?.entry;
       refused.push(entry ? `${entry.file}: ${entry.path}: ${e.error}` : e.error);
@@ -275,7 +275,7 @@ async function importRows(run: SeedRun, steps: Step<MemberRecord, MemberRow>[], 
   // one while it writes the other, and takes them in offset order.
   let inFlight: Promise<void> | undefined;
   for (let offset = 0; offset < steps.length; offset += BATCH) {
-    const next = send(offset);
+    const next = send(offset, inFlight);
     next.catch(() => {}); // awaited below; a failure is not unhandled while the one before is awaited
     if (inFlight) await inFlight;
     inFlight = next;

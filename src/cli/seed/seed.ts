@@ -331,5 +331,10 @@ export function reportSeedFailure(ctx: RunContext, err: unknown, prefix = ''): v
 function fixtureRefusal(err: unknown, prefix: string): unknown {
   if (!(err instanceof FixtureError)) return err;
   const lines = err.problems.map((p) => `amsg: ${p.file}: ${p.path || '(top level)'}: ${p.reason}`);
-  return new UsageError(`${prefix}the fixture was refused, nothing was written:\n${lines.join('\n')}`);
+  const count = err.problems.length;
+  // For scripts, each problem as an object: a tool can point at the place in the file.
+  return new UsageError(`${prefix}the fixture was refused, nothing was written:\n${lines.join('\n')}`, undefined, {
+    error: `${prefix}the fixture was refused, nothing was written (${count} problem${count === 1 ? '' : 's'})`,
+    details: { problems: err.problems.map((p) => ({ file: p.file, path: p.path, message: p.reason })) },
+  });
 }

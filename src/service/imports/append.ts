@@ -46,7 +46,38 @@ export function beginAppend(ctx: Ctx, importId: number, now: string, offset?: nu
  */
 export function finishAppend(w: BatchWrite, received: number, rejected: number): BatchResult {
   saveCounters(w.ctx, w.imp, received, w.c, rejected);
-  return { import_id: w.imp.import_id, num_members: w.imp.num_members + received, ...finishWrite(w, received, rejected) };
+  const result = { import_id: w.imp.import_id, num_members: w.imp.num_members + received, ...finishWrite(w, received, rejected) };
+  keepAnswer(w.ctx.db, w.imp.import_id, w.imp.num_members, result.num_members, result);
+  return result;
+}
+
+/**
+ * How many batch answers an import keeps: a client has a batch or two in flight
+ * (amsg members import: two), and only those can be sent again.
+ */
+const ANSWERS_KEPT = 4;
+
+/** Keeps a batch's answer with it, in its transaction, for a repeat of the batch (migration 026). */
+function keepAnswer(db: Db, importId: number, offset: number, end: number, answer: BatchResult) {
+  stmt(db, 'INSERT OR REPLACE INTO import_batch_answers (import_id, batch_offset, batch_end, answer) VALUES (?, ?, ?, ?)').run(
+    importId,
+    offset,
+    end,
+    JSON.stringify(answer),
+  );
+  stmt(
+    db,
+    `DELETE FROM import_batch_answers WHERE import_id = ? AND batch_offset <
+       (SELECT batch_offset FROM import_batch_answers WHERE import_id = ? ORDER BY batch_offset DESC LIMIT 1 OFFSET ${ANSWERS_KEPT - 1})`,
+  ).run(importId, importId);
+}
+
+/** The answer of a batch this import already applied at this offset, with as many rows: the same batch, sent again. */
+function answerGiven(ctx: Ctx, importId: number, offset: number, end: number): BatchResult | undefined {
+  const answer = stmt(ctx.db, 'SELECT answer FROM import_batch_answers WHERE import_id = ? AND batch_offset = ? AND batch_end = ?')
+    .pluck()
+    .get(importId, offset, end) as string | undefined;
+  return answer === undefined ? undefined : (JSON.parse(answer) as BatchResult);
 }
 
 /**
@@ -60,10 +91,38 @@ export function appendRows(ctx: Ctx, importId: number, rows: RowsInput, rejected
   // Looked up before the order is touched: another account's import id is a 404
   // here, and leaves that import's waiting batches alone.
   const imp = importRow(ctx, importId);
+  const end = offset + rowCount(rows) + rejected;
+  // The same batch again (a retry whose first try was applied): answered as it was.
+  const given = offset < imp.num_members ? answerGiven(ctx, importId, offset, end) : undefined;
+  if (given) return given;
+  // Sent again while its first try was being written: that one's answer, once it is kept.
+  const again = (err: unknown) => {
+    const kept = err instanceof ApiError && err.status === 409 ? answerGiven(ctx, importId, offset, end) : undefined;
+    if (kept) return kept;
+    throw err;
+  };
+  let result: BatchResult | Promise<BatchResult>;
+  try {
+    result = appendInOrder(ctx, imp, rows, rejected, offset, end);
+  } catch (err) {
+    return again(err);
+  }
+  return result instanceof Promise ? result.catch(again) : result;
+}
+
+/** A batch with an offset: applied in offset order (see BatchOrder). */
+function appendInOrder(
+  ctx: Ctx,
+  imp: ImportRow,
+  rows: RowsInput,
+  rejected: number,
+  offset: number,
+  end: number,
+): BatchResult | Promise<BatchResult> {
+  const importId = imp.import_id;
   const order = BatchOrder.of(ctx.db);
   const key = `${imp.account_id}:${importId}`;
   const expected = order.expected(key) ?? imp.num_members;
-  const end = offset + rowCount(rows) + rejected;
   // Behind the import (a batch sent again, or one overlapping a batch being written),
   // or an import that takes no rows: the write applies or refuses it at once, and its
   // refusal changes nothing in the order. Applied (it was sent again after the one it
@@ -267,6 +326,8 @@ export function finishImport(ctx: Ctx, importId: number, error?: string): Import
       stamp(ctx.clock.now()),
       importId,
     );
+    // A finished import takes no batch again: the answers kept for repeats go.
+    if (!error) stmt(ctx.db, 'DELETE FROM import_batch_answers WHERE import_id = ?').run(importId);
     BatchOrder.of(ctx.db).release(`${imp.account_id}:${importId}`);
     emitEvent(ctx, 'import_finish', () => importFinishEvent(ctx, importId));
     return getImport(ctx, importId);

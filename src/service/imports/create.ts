@@ -9,8 +9,13 @@ import { requireGroups } from '../audience/groups.js';
 import { getImport, type ImportOptions, type ImportRecord } from './records.js';
 import { RESERVED } from './check.js';
 
+/** What a client may record of its own options on an import (client_options). */
+const CLIENT_OPTIONS_LIMIT = 16 * 1024;
+
 export function checkOptions(ctx: Ctx, opts: ImportOptions) {
   if (opts.group_ids?.length) requireGroups(ctx, opts.group_ids);
+  if (opts.client_options && JSON.stringify(opts.client_options).length > CLIENT_OPTIONS_LIMIT)
+    throw badRequest(`client_options: must be at most ${CLIENT_OPTIONS_LIMIT} characters of JSON`, { field: 'client_options' });
 }
 
 export function insertImport(ctx: Ctx, opts: ImportOptions, mode: 'job' | 'stream'): number {
@@ -20,8 +25,8 @@ export function insertImport(ctx: Ctx, opts: ImportOptions, mode: 'job' | 'strea
       ctx.db,
       `INSERT INTO member_imports (account_id, status, mode, source_name, source_filename, add_only, group_ids,
                                    automate_field_changes, automate_contact_imports, sms_criteria, created_at,
-                                   import_started)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                                   import_started, client_options)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       ctx.accountId,
       mode === 'job' ? 'q' : 'p',
@@ -35,6 +40,7 @@ export function insertImport(ctx: Ctx, opts: ImportOptions, mode: 'job' | 'strea
       opts.sms ? JSON.stringify(opts.sms) : null,
       now,
       mode === 'stream' ? now : null,
+      mode === 'stream' && opts.client_options ? JSON.stringify(opts.client_options) : null,
     ).lastInsertRowid,
   );
 }

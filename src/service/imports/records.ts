@@ -17,6 +17,8 @@ export interface ImportOptions {
   automate_contact_imports?: boolean;
   /** criteria.sms: statuses for imported members that have a phone number. */
   sms?: { transactional_status?: 'a' | 'o'; promotional_status?: 'a' | 'o' };
+  /** A streamed import's client's own options, kept as given (a resume compares them). */
+  client_options?: Record<string, unknown>;
 }
 
 export interface ImportRow {
@@ -45,6 +47,8 @@ export interface ImportRow {
   created_at: string;
   import_started: string | null;
   import_finished: string | null;
+  /** Migration 026. */
+  client_options: string | null;
 }
 
 export interface ImportRecord {
@@ -69,6 +73,8 @@ export interface ImportRecord {
   mode: 'job' | 'stream';
   add_only: boolean;
   group_ids: number[];
+  /** Present when the client that opened a streamed import recorded its options. */
+  client_options?: Record<string, unknown>;
 }
 
 const toRecord = (r: ImportRow): ImportRecord => {
@@ -94,6 +100,7 @@ const toRecord = (r: ImportRow): ImportRecord => {
     mode: r.mode,
     add_only: r.add_only === 1,
     group_ids: JSON.parse(r.group_ids) as number[],
+    ...(r.client_options ? { client_options: JSON.parse(r.client_options) as Record<string, unknown> } : {}),
   };
 };
 
