@@ -7,6 +7,7 @@
 //                   and node:http2 loaded only if used (lazyHttp2ForUndici);
 //   faker.cjs       the generator of seeded audiences (amsg seed), with its code cache
 //                   (faker.cjs.cache, from a warm-up seed);
+//   iconv.cjs       iconv-lite, for a CSV file that is not UTF-8 (members import);
 //   ink-react.js    Ink and React for the live views: an ES module, since Ink waits at
 //                   its top level for Yoga's WebAssembly, which CommonJS cannot do;
 //   import-writer-thread.js  the streamed import's writer thread (a worker starts from a file).
@@ -62,6 +63,8 @@ const VENDOR = {
   'nodemailer.cjs': ['nodemailer'],
   // The HTML check's data and checker (GET /mailings/{id}/html_check): 640 KB of JSON.
   'caniemail.cjs': ['caniemail'],
+  // Only for a CSV that is not UTF-8 (members import): its code tables are most of its size.
+  'iconv.cjs': ['iconv-lite'],
 };
 const vendorOf = new Map(Object.entries(VENDOR).flatMap(([file, specifiers]) => specifiers.map((s) => [s, file])));
 const vendorFiles = {

@@ -16,6 +16,10 @@ export function registerImport(members: Command) {
       .option('--ignore <column>', 'skip this column (repeatable, or a comma list)', collectList)
       .option('--source-name <text>', 'name recorded on the import')
       .option('--delimiter <char>', 'column delimiter: , ; tab or | (detected from the header by default)')
+      .option(
+        '--encoding <name>',
+        "the file's encoding, e.g. windows-1252, latin1, utf-16le (default: UTF-8; a UTF-16 BOM or a file that is not UTF-8 is detected)",
+      )
       .option('--dry-run', 'check every row with the service rules and write nothing')
       .option(
         '--errors-out <file>',
@@ -51,6 +55,7 @@ interface ImportFlags {
   map?: string[];
   sourceName?: string;
   delimiter?: string;
+  encoding?: string;
   dryRun?: boolean;
   errorsOut?: string;
   batchSize: string;
@@ -101,6 +106,7 @@ async function importFile(ctx: RunContext, file: string, o: ImportFlags) {
         map,
         sourceName: o.sourceName,
         delimiter,
+        encoding: o.encoding,
         dryRun: !!o.dryRun,
         errorsOut: o.errorsOut,
         ignore: o.ignore,

@@ -2,8 +2,16 @@
  * Reading a member CSV as a stream of records with their line numbers: UTF-8 checked
  * as it is read, a BOM dropped, the delimiter detected from the header line, every
  * line end (CRLF, LF, a lone CR, in any mix) and quoted fields (commas, newlines)
- * handled by csv-parse. A quote inside an unquoted value is text (O"Brien), as
- * spreadsheets write it. Memory stays flat whatever the file's size.
+ * handled by csv-parse. Memory stays flat whatever the file's size.
+ *
+ * The encoding is settled on the first chunk: a UTF-16 byte order mark (what
+ * spreadsheets write as "Unicode text") is decoded as UTF-16, a first chunk that is
+ * not UTF-8 is read as Windows-1252 (Latin-1), and `--encoding` names any other.
+ *
+ * A record that cannot be read as the file meant it is a bad row, and the reading goes
+ * on after it (RecordScanner): one longer than MAX_RECORD_CHARS (kept only by its
+ * first characters), and one with a quote where none belongs (O"Brien unquoted, or
+ * text after a closing quote), which csv-parse would take as text.
  */
 import { closeSync, createReadStream, openSync, readSync, statSync } from 'node:fs';
 import { Parser } from 'csv-parse';
@@ -17,11 +25,15 @@ export interface CsvRecord {
   /** Line of the file where the record starts (1 = the header). */
   line: number;
   values: string[];
+  /** Why the record cannot be imported as it was read (a bad row), if so. */
+  problem?: string;
 }
 
 export interface CsvSource {
   header: string[];
   delimiter: string;
+  /** The encoding the file is read in, and why when it is not UTF-8 (`its byte order mark`, `it is not UTF-8`, `--encoding`). */
+  encoding: { name: string; why?: string };
   /** File size in bytes, when known (not for stdin). */
   totalBytes?: number;
   /** Bytes read so far. */
@@ -127,6 +139,38 @@ function lineEnds(text: string): number {
 const LINE_END = /\r\n|\r|\n/;
 
 /**
+ * The encoding a file is read in: --encoding when given; else a UTF-16 byte order mark
+ * says which; else UTF-8, unless the first chunk is not UTF-8 (a spreadsheet's "CSV"
+ * on Windows is Windows-1252, Latin-1's superset), which is read as Windows-1252.
+ */
+/** How an encoding is named in a message. */
+export const encodingName = (name: string) =>
+  ({ 'utf-8': 'UTF-8', 'utf-16le': 'UTF-16LE', 'utf-16be': 'UTF-16BE', 'windows-1252': 'Windows-1252 (Latin-1)' })[name] ?? name;
+
+async function encodingOf(first: Buffer | undefined, asked: string | undefined): Promise<{ name: string; why?: string }> {
+  if (asked !== undefined) {
+    if (/^utf-?8$/i.test(asked.trim())) return { name: 'utf-8' };
+    const { encodingExists } = (await import('iconv-lite')).default;
+    if (!encodingExists(asked))
+      throw new UsageError(
+        `--encoding ${asked}: not an encoding amsg knows (e.g. utf-8, utf-16le, utf-16be, windows-1252, latin1, iso-8859-15)`,
+      );
+    return { name: asked.trim().toLowerCase(), why: '--encoding' };
+  }
+  if (!first) return { name: 'utf-8' };
+  if (first[0] === 0xff && first[1] === 0xfe) return { name: 'utf-16le', why: 'its byte order mark' };
+  if (first[0] === 0xfe && first[1] === 0xff) return { name: 'utf-16be', why: 'its byte order mark' };
+  // A binary file is refused by the reader, whatever its bytes would decode as.
+  if (first.includes(0)) return { name: 'utf-8' };
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(first.subarray(0, wholeCharacters(first)));
+    return { name: 'utf-8' };
+  } catch {
+    return { name: 'windows-1252', why: 'it is not UTF-8' };
+  }
+}
+
+/**
  * A csv-parse parser whose records go to a queue as they are parsed, never through
  * its readable side (on_record would do the same, but makes an info object per record).
  */
@@ -134,6 +178,12 @@ class RecordQueue extends Parser {
   readonly queue: string[][] = [];
   /** Lines each queued record spans: one, plus the line ends inside its quoted values. */
   readonly spans: number[] = [];
+  /** Bad rows among the queued records, by their index in the queue, with why. */
+  readonly problems = new Map<number, string>();
+  /** The records csv-parse parsed so far, to find the ones the scanner flagged. */
+  private parsed = 0;
+  /** Set once the text goes through a RecordScanner (csv-parse's part of the file). */
+  scanner?: RecordScanner;
   override push(record: unknown): boolean {
     if (record === null) return super.push(null);
     const values = record as string[];
@@ -141,6 +191,15 @@ class RecordQueue extends Parser {
     let span = 1;
     for (const v of values) span += lineEnds(v);
     this.spans.push(span);
+    const flagged = this.scanner?.flagged;
+    if (flagged?.size) {
+      const problem = flagged.get(this.parsed);
+      if (problem) {
+        flagged.delete(this.parsed);
+        this.problems.set(this.queue.length - 1, problem(values));
+      }
+    }
+    this.parsed++;
     return true;
   }
 
@@ -153,8 +212,149 @@ class RecordQueue extends Parser {
   }
 }
 
+/** A value for a message, as it was read (its first characters when it is long). */
+const shown = (v: string) => (v.length > 40 ? `${v.slice(0, 40)}…` : v);
+
+/** A value of a flagged record that holds a quote: the one the problem is about (a quoted value's own quotes are doubled in it). */
+const quoted = (values: string[]) => values.find((v) => v.includes('"')) ?? '';
+
+const STRAY_QUOTE = (values: string[]) =>
+  `has a quote inside the unquoted value ${shown(quoted(values))}: a value with a quote in it is written in quotes, the quote doubled ("O""Brien")`;
+const TEXT_AFTER_QUOTE = (values: string[]) =>
+  `has text after the closing quote of the quoted value ${shown(quoted(values))}: a value with a quote in it is written in quotes, the quote doubled ("O""Brien")`;
+
+/** A record the scanner cut out: longer than MAX_RECORD_CHARS, kept only by its first characters. */
+interface OverLong {
+  prefix: string;
+  chars: number;
+  /** Line ends inside it (its span is one more). */
+  lineEnds: number;
+  /** It ran to the end of the file. */
+  toEnd?: boolean;
+}
+
+/**
+ * Finds where the records of csv-parse's part of the file end, a quote or line end at
+ * a time, as csv-parse reads them (relax_quotes): a quote opens a quoted value only at
+ * the value's start, `""` inside one is a quote, and a quote there closes it whatever
+ * follows. It hands csv-parse whole records only, so that a record longer than
+ * MAX_RECORD_CHARS is cut out and told as a bad row (csv-parse would stop the whole
+ * file there, and its memory would grow with it), and reading goes on after it; and it
+ * flags a record with a quote where none belongs (csv-parse reads it as text, a value
+ * the file did not mean). At most one record's text is held at a time.
+ */
+export class RecordScanner {
+  private quoted = false;
+  /** The start of the record under way, when it began in an earlier text. */
+  private held = '';
+  /** A last character whose meaning the next text decides (a quote: `""`? a CR: CRLF?). */
+  private carry = '';
+  /** The last characters before the text being scanned (a quote opens a value after a delimiter or a line end). */
+  private tail = '\n';
+  /** Line ends inside the quoted values of the record under way. */
+  private lineEnds = 0;
+  /** The record under way is too long: dropped as it comes. */
+  private over?: OverLong;
+  /** Records handed to csv-parse so far. */
+  private handed = 0;
+  /** Problems of records handed on, by their ordinal among them (RecordQueue takes them). */
+  readonly flagged = new Map<number, (values: string[]) => string>();
+
+  constructor(private readonly delimiter: string) {}
+
+  /** The text to hand csv-parse (whole records) and the records cut out, in file order. */
+  feed(input: string, last = false): (string | OverLong)[] {
+    let t = this.carry + input;
+    this.carry = '';
+    if (!last && (t.endsWith('"') || t.endsWith('\r'))) {
+      this.carry = t.slice(-1);
+      t = t.slice(0, -1);
+    }
+    const out: (string | OverLong)[] = [];
+    const d = this.delimiter;
+    // Complete records go on in one piece: `before` (the start of the first, held from an
+    // earlier text), then t from handStart to handEnd.
+    let before = '';
+    let handStart = 0;
+    let handEnd = 0;
+    /** Where the record under way starts in t. */
+    let start = 0;
+    const flush = () => {
+      if (handEnd > handStart || before) out.push(before + t.slice(handStart, handEnd));
+      before = '';
+      handStart = handEnd;
+    };
+    /** The record under way is too long, seen at `upTo`: the records before it go on, it is dropped from here. */
+    const goesOver = (upTo: number) => {
+      flush();
+      const text = this.held + t.slice(start, Math.min(upTo, start + 100));
+      this.over = { prefix: text.slice(0, 100), chars: this.held.length + upTo - start, lineEnds: 0 };
+      this.held = '';
+      this.flagged.delete(this.handed);
+    };
+    const flag = (problem: (values: string[]) => string) => {
+      if (!this.over && !this.flagged.has(this.handed)) this.flagged.set(this.handed, problem);
+    };
+    const re = /["\r\n]/g;
+    for (let m = re.exec(t); m; m = re.exec(t)) {
+      const i = m.index;
+      const ch = m[0];
+      if (ch === '"') {
+        if (!this.quoted) {
+          const prev = i >= 4 ? t.slice(i - 4, i) : (this.tail + t.slice(0, i)).slice(-4);
+          if (prev.endsWith(d) || prev.endsWith('\n') || prev.endsWith('\r')) this.quoted = true;
+          else flag(STRAY_QUOTE);
+        } else if (t[i + 1] === '"') re.lastIndex = i + 2;
+        else {
+          this.quoted = false;
+          const next = t[i + 1];
+          if (next !== undefined && next !== '\r' && next !== '\n' && !t.startsWith(d, i + 1)) flag(TEXT_AFTER_QUOTE);
+        }
+        continue;
+      }
+      const crlf = ch === '\r' && t[i + 1] === '\n';
+      if (crlf) re.lastIndex = i + 2;
+      if (this.quoted) {
+        this.lineEnds++;
+        continue;
+      }
+      // A record ends here.
+      const end = i + (crlf ? 2 : 1);
+      if (this.over) this.over.chars += i - start;
+      else if (this.held.length + i - start > MAX_RECORD_CHARS) goesOver(i);
+      if (this.over) {
+        out.push({ ...this.over, lineEnds: this.lineEnds });
+        this.over = undefined;
+        handStart = handEnd = end;
+      } else {
+        if (this.held) {
+          before = this.held;
+          this.held = '';
+        }
+        handEnd = end;
+        this.handed++;
+      }
+      this.lineEnds = 0;
+      start = end;
+    }
+    // The record under way: held until it ends, or dropped as it comes once it is too long.
+    if (this.over) this.over.chars += t.length - start;
+    else if (this.held.length + t.length - start > MAX_RECORD_CHARS) goesOver(t.length);
+    else this.held += t.slice(start);
+    flush();
+    this.tail = (this.tail + t).slice(-4);
+    if (last) {
+      if (this.over) out.push({ ...this.over, lineEnds: this.lineEnds, toEnd: true });
+      else if (this.held) out.push(this.held);
+      this.over = undefined;
+      this.held = '';
+    }
+    return out;
+  }
+}
+
 /** Opens FILE (or `-` for stdin) and reads its header. */
-export async function openCsv(file: string, opts: { delimiter?: string } = {}): Promise<CsvSource> {
+export async function openCsv(file: string, opts: { delimiter?: string; encoding?: string } = {}): Promise<CsvSource> {
   let totalBytes: number | undefined;
   let input: AsyncIterable<Buffer>;
   if (file === '-') {
@@ -178,22 +378,52 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
   // ignoreBOM: each chunk is decoded on its own, and only the file's first BOM is dropped (below).
   const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
   const iterator = input[Symbol.asyncIterator]();
+  const firstRead = await iterator.next();
+  const firstChunk = firstRead.done ? undefined : (firstRead.value as Buffer);
+  const encoding = await encodingOf(firstChunk, opts.encoding);
 
   // Decoded text, checked as UTF-8 chunk by chunk; NUL bytes mean a binary file. A
   // character split between two chunks is decoded with the second, so an invalid
   // byte is found exactly where it is, and the text before it is delivered first:
   // every record before the broken line is read (and imported) before the error.
+  /** The file's chunks, the first one (read to settle the encoding) first. */
+  async function* chunksOf(): AsyncGenerator<Buffer> {
+    if (!firstChunk) return;
+    yield firstChunk;
+    for (;;) {
+      if (stopped) return;
+      const { value, done } = await iterator.next();
+      if (done) return;
+      yield value as Buffer;
+    }
+  }
+  const binary = () => new CsvError(`${name} looks like a binary file, not a CSV file`);
+
+  /** Another encoding than UTF-8, with iconv-lite (a file of its own: loaded only for such a file), BOM dropped. */
+  async function* otherText(): AsyncGenerator<string> {
+    const { getDecoder } = (await import('iconv-lite')).default;
+    const decode = getDecoder(encoding.name);
+    let first = true;
+    for await (const chunk of chunksOf()) {
+      bytes += chunk.length;
+      const decoded = decode.write(chunk);
+      // NUL characters, not bytes: a UTF-16 file's ASCII has a NUL byte in every character.
+      if (first && decoded.includes('\0')) throw binary();
+      first = false;
+      if (decoded) yield decoded;
+    }
+    const rest = decode.end();
+    if (rest) yield rest;
+  }
+
   async function* text(): AsyncGenerator<string> {
+    if (encoding.name !== 'utf-8') return yield* otherText();
     let first = true;
     let bomChecked = false;
     /** The start of a character whose other bytes are in the next chunk. */
     let carried: Buffer | undefined;
-    for (;;) {
-      if (stopped) return;
-      const { value, done } = await iterator.next();
-      if (done) break;
-      const chunk = value as Buffer;
-      if (first && chunk.includes(0)) throw new CsvError(`${name} looks like a binary file, not a CSV file`);
+    for await (const chunk of chunksOf()) {
+      if (first && chunk.includes(0)) throw binary();
       first = false;
       const buf = carried ? Buffer.concat([carried, chunk]) : chunk;
       /** The file offset of buf[0]. */
@@ -210,7 +440,7 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
         const at = start + valid;
         const line = file === '-' ? '' : `line ${linesBefore(file, at) + 1}, `;
         broken = new CsvError(
-          `${name} is not valid UTF-8 (${line}byte ${at + 1}): save it as UTF-8 (in a spreadsheet, "CSV UTF-8") and try again`,
+          `${name} is not valid UTF-8 (${line}byte ${at + 1}): save it as UTF-8 (in a spreadsheet, "CSV UTF-8") and try again, or name its encoding with --encoding (e.g. --encoding windows-1252)`,
         );
         decoded = decoder.decode(buf.subarray(0, valid));
       }
@@ -258,7 +488,7 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
     // CRLF comes first, so that it is one line end and not two.
     record_delimiter: ['\r\n', '\n', '\r'],
   });
-  const { queue, spans } = parser;
+  const { queue, spans, problems } = parser;
   let taken = 0;
   let parseError: unknown;
   parser.on('error', (err) => {
@@ -359,6 +589,7 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
     for (;;) {
       if (taken < queue.length) return takeQueued();
       queue.length = spans.length = taken = 0;
+      problems.clear();
       if (parseError !== undefined) throw describeParseError(parseError);
       if (ended) return undefined;
       let text = pending;
@@ -370,6 +601,7 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
       if (fast) text = text === undefined ? endFast() : feedFast(text);
       if (text === undefined && !fast) {
         ended = true;
+        await toParser(scanner.feed('', true));
         await new Promise<void>((resolve) => parser.end(settled(resolve)));
       } else if (text === undefined) {
         // The fast path took the whole text, or the file ended with nothing left over.
@@ -377,17 +609,33 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
           ended = true;
           await new Promise<void>((resolve) => parser.end(settled(resolve)));
         }
-      } else {
-        const chunk = text;
-        await new Promise<void>((resolve) => parser.write(chunk, settled(resolve)));
-      }
+      } else await toParser(scanner.feed(text));
     }
   }
+  /** csv-parse's part of the file, through the scanner: whole records to csv-parse, a record cut out as a bad row in its place. */
+  const scanner = new RecordScanner(delimiter);
+  parser.scanner = scanner;
+  const toParser = async (pieces: (string | OverLong)[]) => {
+    for (const piece of pieces) {
+      if (typeof piece === 'string') {
+        if (parseError === undefined) await new Promise<void>((resolve) => parser.write(piece, settled(resolve)));
+        continue;
+      }
+      queue.push([`${piece.prefix}…`]);
+      spans.push(piece.lineEnds + 1);
+      problems.set(
+        queue.length - 1,
+        `is longer than ${thousands(MAX_RECORD_CHARS)} characters (${thousands(piece.chars)}${piece.toEnd ? ', to the end of the file' : ''}): not imported (a quote opened in it and not closed where it should be?)`,
+      );
+    }
+  };
   /** Takes the next queued record; `line` moves past the lines it spans. */
   function takeQueued(): string[] {
     line += spans[taken];
     return queue[taken++];
   }
+  /** Why the record just taken is a bad row, if it is (a look at an empty map on a clean file). */
+  const problemOfTaken = () => (problems.size ? problems.get(taken - 1) : undefined);
   /**
    * csv-parse's errors with the line they are about. Every record before the broken
    * one was taken when this is thrown, so that record starts on `line`, and its
@@ -423,7 +671,9 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
         const run: CsvRecord[] = [];
         for (;;) {
           // An empty line is one empty value: skipped, but counted.
-          if (!isBlank(values)) run.push({ line: start, values });
+          const problem = problemOfTaken();
+          if (problem) run.push({ line: start, values, problem });
+          else if (!isBlank(values)) run.push({ line: start, values });
           if (taken >= queue.length) break;
           start = line;
           values = takeQueued();
@@ -436,6 +686,7 @@ export async function openCsv(file: string, opts: { delimiter?: string } = {}): 
   return {
     header,
     delimiter,
+    encoding,
     totalBytes,
     bytesRead: () => bytes,
     stop: () => {

@@ -11,7 +11,7 @@ import type { Api } from '../client/api.js';
 import { RateLimitedError } from '../client/transport.js';
 import { UsageError } from './context.js';
 import { didYouMean } from './resolve.js';
-import { CsvError, openCsv, type CsvRecord, type CsvSource } from './csv-source.js';
+import { CsvError, encodingName, openCsv, type CsvRecord, type CsvSource } from './csv-source.js';
 import type { ImportProgress } from './import-progress.js';
 import { thousands } from './output.js';
 import { postBatch } from './batch-order.js';
@@ -33,6 +33,8 @@ export interface ImportRequest {
   ignore?: string[];
   sourceName?: string;
   delimiter?: string;
+  /** The file's encoding (`--encoding`); detected when not given (see openCsv). */
+  encoding?: string;
   dryRun: boolean;
   errorsOut?: string;
   batchSize: number;
@@ -272,13 +274,20 @@ class ErrorsFile {
     this.rows++;
   }
 
-  /** Moves the file into place and says so; with no row to write, writes nothing and says that. */
-  async close() {
+  /**
+   * Moves the file into place and says so; with no row to write, writes nothing and says
+   * that, and why: every row was imported, or the import stopped before any was refused.
+   */
+  async close(stopped = false) {
     if (!this.path) return;
     if (!this.out) {
       closeSync(this.fd!);
       rmSync(`${this.path}.partial`, { force: true });
-      this.note(`every row was imported: nothing written to ${this.path}`);
+      this.note(
+        stopped
+          ? `the import stopped before any row was refused: nothing written to ${this.path}`
+          : `every row was imported: nothing written to ${this.path}`,
+      );
       return;
     }
     await new Promise<void>((resolve) => this.out!.end(resolve));
@@ -496,7 +505,9 @@ async function importRows(
     ignore: resumed?.ignore ?? req.ignore ?? [],
     delimiter: resumed ? resumed.delimiter : req.delimiter,
   };
-  const source: CsvSource = await openCsv(req.file, { delimiter: clientOptions.delimiter });
+  const source: CsvSource = await openCsv(req.file, { delimiter: clientOptions.delimiter, encoding: req.encoding });
+  if (source.encoding.why)
+    note(`read ${req.file === '-' ? 'stdin' : req.file} as ${encodingName(source.encoding.name)} (${source.encoding.why})`);
   const fieldNames = (await api.get<{ shortcut_name: string }[]>('/fields')).map((f) => f.shortcut_name);
   // An --errors-out file coming back: its last cell is the old reason, and the cells
   // before it are the row exactly as it was (a ragged row too), so it goes again as it was.
@@ -672,7 +683,8 @@ async function importRows(
         }
         outcome.rowsRead++;
         if (ownErrors) record.values = record.values.slice(0, -1);
-        if (record.values.length !== header.length) {
+        if (record.problem) batch.refused.push({ record, reason: record.problem });
+        else if (record.values.length !== header.length) {
           batch.refused.push({ record, reason: `has ${record.values.length} columns; the header has ${header.length}` });
         } else {
           batch.sent.push(record);
@@ -711,7 +723,7 @@ async function importRows(
     if (!sendFailure) await Promise.all(inFlight);
   }
   outcome.interrupted = stoppedEarly && !failure;
-  await errors.close();
+  await errors.close(!!failure || outcome.interrupted);
   const stoppedAt = `after line ${outcome.lastLine}`;
   const error = failure
     ? `${failure.message} (stopped ${stoppedAt})`

@@ -206,7 +206,14 @@ function answerUnread(
     req.off('data', onData).off('end', onEnd);
     refuseUpload(req, res, answer, headers, lingering);
   };
-  const onEnd = () => send(res, answer, headers);
+  // In a listener, a throw would end the process: the connection is cut instead.
+  const onEnd = () => {
+    try {
+      send(res, answer, headers);
+    } catch {
+      res.destroy();
+    }
+  };
   req.on('data', onData).once('end', onEnd);
 }
 
@@ -254,7 +261,10 @@ function prepare(r: ApiResponse, headers: http.OutgoingHttpHeaders = {}): Prepar
     'content-length': Buffer.byteLength(text),
     ...headers,
   };
-  for (const [name, value] of Object.entries(all)) {
+  // The answer's own headers (content-type, content-length) are always valid: only the
+  // extra ones are checked, and most answers have none (a small request's cost).
+  for (const name in headers) {
+    const value = headers[name];
     http.validateHeaderName(name);
     if (value !== undefined) http.validateHeaderValue(name, Array.isArray(value) ? value.join(', ') : String(value));
   }
@@ -503,10 +513,11 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       });
     // The turn's writes first: the restore takes the write lock from another connection.
     commitTurn(opts.db);
-    opts.sandboxReset().then(
-      () => send(res, { status: 200, body: true }),
-      (err) => fail(res, err),
-    );
+    // A throw in the answer is the request's 500 too, not an unhandled rejection (which ends node).
+    opts
+      .sandboxReset()
+      .then(() => send(res, { status: 200, body: true }))
+      .catch((err) => fail(res, err));
   };
 
   server.keepAliveTimeout = 5_000;

@@ -850,15 +850,30 @@ describe('runImport (the CLI pipeline) against the route table', () => {
     expect(countRows(s, 'members')).toBe(5);
   });
 
-  it('invalid UTF-8 half way through a batch: the rows before its line are imported too', async () => {
+  it('invalid UTF-8 half way through a batch, after the first chunk settled UTF-8: the rows before its line are imported too', async () => {
     const path = `${s.dir}/latin1.csv`;
-    writeFileSync(path, Buffer.from(['email,first_name', ...rows(3), 'm\xfcller@x.org,M', 'z@x.org,Z'].join('\n'), 'latin1'));
-    const failed = await runImport(await apiOver(), request(path, { batchSize: 10 }), quiet, () => undefined, { stopped: false }).then(
+    // 15,000 rows are more than the first read (256 KiB), which finds UTF-8.
+    writeFileSync(path, Buffer.from(['email,first_name', ...rows(15_000), 'm\xfcller@x.org,M', 'z@x.org,Z'].join('\n'), 'latin1'));
+    const failed = await runImport(await apiOver(), request(path, { batchSize: 4_000 }), quiet, () => undefined, { stopped: false }).then(
       () => undefined,
       (err: Error & { outcome?: ImportOutcome }) => err,
     );
-    expect(failed?.message).toMatch(/latin1\.csv is not valid UTF-8 \(line 5, byte \d+\)/);
-    expect(await getImport(1)).toMatchObject({ status: 'e', num_members: 3, num_members_added: 3 });
+    expect(failed?.message).toMatch(/latin1\.csv is not valid UTF-8 \(line 15002, byte \d+\): .* or name its encoding with --encoding/);
+    expect(await getImport(1)).toMatchObject({ status: 'e', num_members: 15_000, num_members_added: 15_000 });
+  });
+
+  it('a file whose first chunk is not UTF-8 is read as Windows-1252, and says so; --encoding names another', async () => {
+    const path = `${s.dir}/cp1252.csv`;
+    writeFileSync(path, Buffer.from(['email,first_name', 'm\xfcller@x.org,M\xfcller \x80', 'z@x.org,Z'].join('\n'), 'latin1'));
+    const notes: string[] = [];
+    const outcome = await runImport(await apiOver(), request(path), quiet, (m) => notes.push(m), { stopped: false });
+    expect([outcome.rowsSent, outcome.rejectedCount]).toEqual([2, 0]);
+    expect(notes).toContain(`read ${path} as Windows-1252 (Latin-1) (it is not UTF-8)`);
+    expect((await memberByEmail('m%C3%BCller%40x.org')).fields.first_name).toBe('Müller €');
+    // ISO-8859-15 named: 0xA4 is the euro sign there (a currency sign in Latin-1).
+    writeFileSync(path, Buffer.from('email,first_name\ne@x.org,\xa4\n', 'latin1'));
+    await runImport(await apiOver(), request(path, { encoding: 'iso-8859-15' }), quiet, () => undefined, { stopped: false });
+    expect((await memberByEmail('e%40x.org')).fields.first_name).toBe('€');
   });
 
   it('duplicate rows are told with their lines and the row imported, and written with the rejected rows to --errors-out', async () => {
@@ -973,16 +988,19 @@ describe("openCsv (the CLI's CSV reader)", () => {
     writeFileSync(path, content);
     const source = await openCsv(path);
     const records: [number, string[]][] = [];
+    /** The bad rows (a record over the limit, a quote where none belongs), by line, with why. */
+    const bad: [number, string][] = [];
     let error: unknown;
     try {
       for await (const r of source.records) {
-        records.push([r.line, r.values]);
+        if (r.problem) bad.push([r.line, r.problem]);
+        else records.push([r.line, r.values]);
         if (slow) await new Promise((resolve) => setTimeout(resolve, 2));
       }
     } catch (err) {
       error = err;
     }
-    return { header: source.header, delimiter: source.delimiter, records, error };
+    return { header: source.header, delimiter: source.delimiter, records, error, ...(bad.length ? { bad } : {}) };
   };
 
   it('numbers records by the line they start on, through blank lines and quoted newlines', async () => {
@@ -1018,9 +1036,40 @@ describe("openCsv (the CLI's CSV reader)", () => {
     const r = await read('email,a,b\r\nx@x.org,"one\rtwo\r\nthree",ok\r\ny@x.org,"two\nlines","never\nclosed\n');
     expect(r.records).toEqual([[2, ['x@x.org', 'one\rtwo\r\nthree', 'ok']]]);
     expect((r.error as Error).message).toMatch(/, line 6: the quoted field that opens on this line is not closed/);
-    const big = await read(`email,a\nx@x.org,ok\ny@x.org,"${'x'.repeat(1_000_001)}`);
-    expect(big.records).toEqual([[2, ['x@x.org', 'ok']]]);
-    expect((big.error as Error).message).toMatch(/, line 3: a record is larger than 1,000,000 characters \(an unclosed quote\?\)$/);
+    // Over the limit, it is a bad row that runs to the end of the file, not an error that stops it.
+    const big = await read(`email,a\nx@x.org,ok\ny@x.org,"${'x'.repeat(1_000_001)}\nz@x.org,never closed\n`);
+    expect(big).toMatchObject({
+      records: [[2, ['x@x.org', 'ok']]],
+      error: undefined,
+      bad: [
+        [
+          3,
+          'is longer than 1,000,000 characters (1,000,032, to the end of the file): not imported (a quote opened in it and not closed where it should be?)',
+        ],
+      ],
+    });
+  });
+
+  it('a record over 1,000,000 characters is a bad row, on a line of its own or through quoted line ends, and the records after it are read, over any chunking', async () => {
+    for (const slow of [false, true]) {
+      const long = 'y'.repeat(1_100_000);
+      const r = await read(
+        `email,a\nx@x.org,ok\nq@x.org,"${long}\r\nmore ""quoted"" text\n",end\nu@x.org,${long}\nlast@x.org,"fine\nvalue"\nend@x.org,ok`,
+        slow,
+      );
+      expect(r).toMatchObject({
+        records: [
+          [2, ['x@x.org', 'ok']],
+          [7, ['last@x.org', 'fine\nvalue']],
+          [9, ['end@x.org', 'ok']],
+        ],
+        error: undefined,
+        bad: [
+          [3, 'is longer than 1,000,000 characters (1,100,037): not imported (a quote opened in it and not closed where it should be?)'],
+          [6, 'is longer than 1,000,000 characters (1,100,008): not imported (a quote opened in it and not closed where it should be?)'],
+        ],
+      });
+    }
   });
 
   it('every line end works in any mix: CRLF, LF and a lone CR', async () => {
@@ -1091,41 +1140,65 @@ describe("openCsv (the CLI's CSV reader)", () => {
     }
   });
 
-  it('a stray quote inside an unquoted value is text, as spreadsheets write it', async () => {
+  it('a stray quote inside an unquoted value, or text after a closing quote, is a bad row; quoted quotes are fine', async () => {
     const r = await read(
-      'email,last_name,city\ngood1@example.com,Smith,Oslo\ngood2@example.com,O"Brien,Dublin\ngood3@example.com,"Quoted, Name",Bergen\ngood4@example.com,5" tall,"x"\n',
+      'email,last_name,city\ngood1@example.com,Smith,Oslo\nbad1@example.com,O"Brien,Dublin\ngood3@example.com,"Quoted, Name",Bergen\n' +
+        'bad2@example.com,5" tall,"x"\nbad3@example.com,"Cy"x,Bergen\ngood6@example.com,"O""Brien","5"" ""tall"""\n',
     );
+    const fix = 'a value with a quote in it is written in quotes, the quote doubled ("O""Brien")';
     expect(r).toMatchObject({
       records: [
         [2, ['good1@example.com', 'Smith', 'Oslo']],
-        [3, ['good2@example.com', 'O"Brien', 'Dublin']],
         [4, ['good3@example.com', 'Quoted, Name', 'Bergen']],
-        [5, ['good4@example.com', '5" tall', 'x']],
+        [7, ['good6@example.com', 'O"Brien', '5" "tall"']],
       ],
       error: undefined,
+      bad: [
+        [3, `has a quote inside the unquoted value O"Brien: ${fix}`],
+        [5, `has a quote inside the unquoted value 5" tall: ${fix}`],
+        [6, `has text after the closing quote of the quoted value "Cy"x: ${fix}`],
+      ],
     });
   });
 
-  it('names the line and byte of invalid UTF-8', async () => {
+  it('UTF-16 with a byte order mark, little or big endian, over read chunks: the same records as UTF-8', async () => {
+    const lines = ['email,city', ...Array.from({ length: 20_000 }, (_, i) => `u${i}@x.org,Tromsø ${i} "€"`.replace(/"€"/, '€'))];
+    const text = `${lines.join('\r\n')}\r\n`;
+    const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+    const be = Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, 'utf16le').swap16()]);
+    expect(le.length).toBeGreaterThan(2 * 256 * 1024);
+    for (const bytes of [le, be]) {
+      const r = await read(bytes);
+      expect(r.error).toBeUndefined();
+      expect(r.header).toEqual(['email', 'city']);
+      expect(r.records).toHaveLength(20_000);
+      expect(r.records[19_999]).toEqual([20_001, ['u19999@x.org', 'Tromsø 19999 €']]);
+    }
+  });
+
+  it('a first chunk that is not UTF-8 is Windows-1252; invalid UTF-8 after a first chunk that is names its line and byte', async () => {
     const path = `${s.dir}/latin1.csv`;
-    writeFileSync(path, Buffer.from('email\na@x.org\nb\xfcr@x.org\n', 'latin1'));
+    writeFileSync(path, Buffer.from('em\xfcil\na@x.org\nb\xfcr@x.org\n', 'latin1'));
+    const detected = await openCsv(path);
+    expect([detected.header, detected.encoding]).toEqual([['emüil'], { name: 'windows-1252', why: 'it is not UTF-8' }]);
+    const prefix = `email\n${'a@x.org\n'.repeat(40_000)}`;
+    writeFileSync(path, Buffer.concat([Buffer.from(prefix), Buffer.from('b\xfcr@x.org\n', 'latin1')]));
     const source = await openCsv(path);
-    const records: number[] = [];
+    expect(source.encoding).toEqual({ name: 'utf-8' });
+    let records = 0;
     await expect(
       (async () => {
-        for await (const r of source.records) records.push(r.line);
+        for await (const _ of source.records) records++;
       })(),
-    ).rejects.toThrow(/latin1\.csv is not valid UTF-8 \(line 3, byte 16\)/);
-    expect(records).toEqual([2]);
-    // In the header, it is thrown by openCsv.
-    writeFileSync(path, Buffer.from('em\xfcil\na@x.org\n', 'latin1'));
-    await expect(openCsv(path)).rejects.toThrow(/latin1\.csv is not valid UTF-8 \(line 1, byte 3\)/);
+    ).rejects.toThrow(new RegExp(`latin1\\.csv is not valid UTF-8 \\(line 40002, byte ${prefix.length + 2}\\)`));
+    expect(records).toBe(40_000);
   });
 
   it('invalid UTF-8 after the header: every record before its line first, lines counted with CR line ends too', async () => {
-    const r = await read(Buffer.from('email,city\ra@x.org,Oslo\r\nb@x.org,M\xfcnchen\rc@x.org,Rome\r', 'latin1'));
-    expect(r.records).toEqual([[2, ['a@x.org', 'Oslo']]]);
-    expect((r.error as Error).message).toMatch(/in\.csv is not valid UTF-8 \(line 3, byte 35\)/);
+    const oslo = `Oslo${' '.repeat(300_000)}`;
+    const r = await read(Buffer.from(`email,city\ra@x.org,${oslo}\r\nb@x.org,M\xfcnchen\rc@x.org,Rome\r`, 'latin1'));
+    expect(r.records).toEqual([[2, ['a@x.org', oslo]]]);
+    expect((r.error as Error).message).toMatch(new RegExp(`in\\.csv is not valid UTF-8 \\(line 3, byte ${35 + 300_000}\\)`));
     // A character split by a chunk boundary is not an error, and an invalid byte after it is found where it is.
     const ok = await read(
       Buffer.concat([Buffer.from(`email,city\na@x.org,${'x'.repeat(256 * 1024 - 20)}`), Buffer.from('ü\nb@x.org,ü\n')]),

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { strFromU8, unzipSync } from 'fflate';
 import { makeService, T0, type TestService } from '../helpers.js';
 import { advanceJobs } from '../../src/service/jobs.js';
+import { extractLinks } from '../../src/service/mailings/mailings.js';
 import { addMember, atD, countRows, createField, createGroups, expectFieldError, ok, setStatus } from './util.js';
 
 let s: TestService;
@@ -712,5 +713,27 @@ describe('triggers', () => {
     const parent = await create({ status: 'u' });
     expectFieldError(await s.call('POST', '/1/triggers', { body: { name: 'T', parent_mailing_id: parent, event_type: 'r' } }), 'field_id');
     expect((await s.call('POST', '/1/triggers', { body: { name: 'T', parent_mailing_id: 999, event_type: 's' } })).status).toBe(404);
+  });
+});
+
+describe('the links of a mailing (extractLinks)', () => {
+  it('every anchor with an href is a link, quoted or not, closed or not; only the system links are not the mailing’s', () => {
+    const html =
+      '<a href="https://a.example.com/?m=[% mailing_id %]">A</a> <A HREF=https://b.example.com/>B</A>' +
+      " <a class='x' href='https://c.example.com/[% member:first_name | default:\"x\" %]'>C <b>bold</b></a>" +
+      ' <a href="https://d.example.com/">D, never closed <p><a href="[% webview_url %]">web</a> <a href="[%optout_url%]">out</a>' +
+      ' <a href="https://e.example.com/">E to the end';
+    expect(extractLinks({ html_body: html, plaintext: 'See https://f.example.com/?n=[% member:first_name %]. End' })).toEqual([
+      { plaintext: false, link_name: 'A', link_target: 'https://a.example.com/?m=[% mailing_id %]' },
+      { plaintext: false, link_name: 'B', link_target: 'https://b.example.com/' },
+      { plaintext: false, link_name: 'C bold', link_target: 'https://c.example.com/[% member:first_name | default:"x" %]' },
+      { plaintext: false, link_name: 'D, never closed', link_target: 'https://d.example.com/' },
+      { plaintext: false, link_name: 'E to the end', link_target: 'https://e.example.com/' },
+      {
+        plaintext: true,
+        link_name: 'https://f.example.com/?n=[% member:first_name %].',
+        link_target: 'https://f.example.com/?n=[% member:first_name %].',
+      },
+    ]);
   });
 });

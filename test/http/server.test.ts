@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Router, type ApiResponse } from '../../src/api/router.js';
 import { openDb, type Db } from '../../src/store/db.js';
 import { fixedClock } from '../../src/service/clock.js';
 import { createKey, initialize, localActor } from '../../src/service/accounts/accounts.js';
@@ -1020,5 +1021,34 @@ describe('amsg serve: the background job runner', () => {
     });
     expect(again.status).toBe(200);
     await running.close();
+  });
+});
+
+describe('an answer that cannot be written', () => {
+  it('is a 500 that says the write was kept, and a line in the log; the server goes on', async () => {
+    const lines: string[] = [];
+    const logged = await startServer({ db, clock, host: '127.0.0.1', port: 0, log: (line) => lines.push(line) });
+    extra.push(logged);
+    // A header node refuses, on the answer of a write (the router encodes what comes from the request,
+    // so it is put here by hand): the server is the last guard.
+    const handle = Router.prototype.handle;
+    const spy = vi.spyOn(Router.prototype, 'handle').mockImplementation(function (this: Router, req) {
+      const bad = (r: ApiResponse): ApiResponse => (req.path === '/1/members/add' ? { ...r, headers: { 'x-bad': '北京' } } : r);
+      const res = handle.call(this, req);
+      return res instanceof Promise ? res.then(bad) : bad(res);
+    });
+    try {
+      const res = await call('POST', '/1/members/add', { body: json({ email: 'kept@example.com' }), base: logged });
+      expect(res.status).toBe(500);
+      expect(res.body.error).toMatch(
+        /^internal error: the answer could not be written \(.*x-bad.*\); the request was carried out, and any changes it made were kept$/,
+      );
+      expect(lines).toEqual([
+        expect.stringMatching(/^POST \/1\/members\/add: the answer could not be written \(.*\); any changes it made were kept$/),
+      ]);
+    } finally {
+      spy.mockRestore();
+    }
+    expect((await call('GET', '/1/members/email/kept%40example.com', { base: logged })).status).toBe(200);
   });
 });

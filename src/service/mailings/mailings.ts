@@ -727,10 +727,11 @@ function saveAudience(ctx: Ctx, mailingId: number, r: RecipientInput, status: Ma
 
 /**
  * An anchor and its href: quoted in either quotes (a tag inside may hold the other
- * quote, or the same one: `default:"friend"`) or unquoted, then the anchor's text.
+ * quote, or the same one: `default:"friend"`) or unquoted, then the anchor's text, up
+ * to its `</a>` (or, left unclosed, as a browser reads it: up to the next anchor or the end).
  */
 const HTML_LINK = new RegExp(
-  `<a\\s[^>]*?href\\s*=\\s*(?:"(${TAG_OR('"')}*)"|'(${TAG_OR("'")}*)'|([^\\s"'>]+))[^>]*>([\\s\\S]*?)<\\/a>`,
+  `<a\\s[^>]*?href\\s*=\\s*(?:"(${TAG_OR('"')}*)"|'(${TAG_OR("'")}*)'|([^\\s"'>]+))[^>]*>([\\s\\S]*?)(?:<\\/a\\s*>|(?=<a\\s)|$)`,
   'gi',
 );
 /** A URL of the plaintext, tags inside it included (spaces inside a tag do not end it). */
