@@ -1,36 +1,28 @@
+import { TABLES } from '../src/cli/columns.js';
 import type { Command } from 'commander';
 import { action, examples, UsageError, type RunContext } from '../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import type { MailingResponse } from '../src/cli/report-view.js';
 import { numericId } from './mailings.js';
 
-const MEMBER_COLUMNS = ['member_id', 'email', 'timestamp', 'member_status_id', 'fields'];
-
-/** The lists of a mailing's response: the command, the service's list, its table columns, and what it shows. */
+/**
+ * The lists of a mailing's response: the command, the service's list, its table, and
+ * what it shows; `members`: a list of members, printed by --output csv as the
+ * columns amsg members import reads.
+ */
 const LISTS = {
-  sends: { path: 'sends', columns: MEMBER_COLUMNS, what: 'the members a mailing was sent to' },
-  opens: { path: 'opens', columns: MEMBER_COLUMNS, what: 'the members who opened a mailing' },
-  clicks: {
-    path: 'clicks',
-    columns: ['member_id', 'email', 'link_id', 'timestamp'],
-    what: 'every click in a mailing (--member, --link narrow it)',
-  },
+  sends: { path: 'sends', table: TABLES.reportMembers, members: true, what: 'the members a mailing was sent to' },
+  opens: { path: 'opens', table: TABLES.reportMembers, members: true, what: 'the members who opened a mailing' },
+  clicks: { path: 'clicks', table: TABLES.reportClicks, members: true, what: 'every click in a mailing (--member, --link narrow it)' },
   bounces: {
     path: 'deliveries',
-    columns: ['member_id', 'email', 'delivery_type', 'timestamp'],
+    table: TABLES.reportBounces,
+    members: true,
     what: 'the messages that bounced (--hard or --soft for one kind)',
   },
-  optouts: { path: 'optouts', columns: MEMBER_COLUMNS, what: "the members who opted out through a mailing's link" },
-  forwards: {
-    path: 'forwards',
-    columns: ['forward_mailing_id', 'member_id', 'email', 'timestamp'],
-    what: 'each forward of a mailing by a member',
-  },
-  links: {
-    path: 'links',
-    columns: ['link_id', 'link_order', 'link_name', 'link_target', 'unique_clicks', 'total_clicks'],
-    what: "a mailing's links with their clicks",
-  },
+  optouts: { path: 'optouts', table: TABLES.reportMembers, members: true, what: "the members who opted out through a mailing's link" },
+  forwards: { path: 'forwards', table: TABLES.reportForwards, members: false, what: 'each forward of a mailing by a member' },
+  links: { path: 'links', table: TABLES.reportLinks, members: false, what: "a mailing's links with their clicks" },
 } as const;
 
 interface ReportFlags extends ListFlags {
@@ -128,9 +120,8 @@ the fields), so it pipes into a new group; --json or --output ndjson has every c
             member_id: o.member === undefined ? undefined : numericId(o.member, '--member'),
             link_id: o.link === undefined ? undefined : numericId(o.link, '--link'),
           };
-          const memberList = (list.columns as readonly string[]).includes('member_id') && name !== 'forwards';
-          const row = ctx.format === 'csv' && memberList ? importable : undefined;
-          await printList(ctx, `/response/${id}/${list.path}`, query, o, { columns: [...list.columns] }, { countable: true, row });
+          const row = ctx.format === 'csv' && list.members ? importable : undefined;
+          await printList(ctx, `/response/${id}/${list.path}`, query, o, { table: list.table }, { countable: true, row });
         }),
       ),
       [

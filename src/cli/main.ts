@@ -109,6 +109,7 @@ export function buildProgram(version: string, args: string[] = [], env: NodeJS.P
     .option('--profile <name>', 'configuration profile (AMSG_PROFILE)')
     .addOption(new Option('-o, --output <format>', 'output format (AMSG_OUTPUT)').choices(['table', 'json', 'ndjson', 'csv']))
     .option('--json', 'shorthand for --output json')
+    .option('--columns <a,b,c>', 'the columns a table or CSV shows, by their JSON names')
     .option('-y, --yes', 'confirm destructive operations without asking (AMSG_YES=1)')
     .option('--no-input', 'never prompt, even on a terminal (AMSG_NO_INPUT=1; also when CI=true)')
     .option('-q, --quiet', 'no notes on stderr (AMSG_QUIET=1)')

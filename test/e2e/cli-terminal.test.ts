@@ -60,18 +60,18 @@ describe.each<Mode>(['local', 'remote'])('tables for people (%s)', (mode) => {
     expect([wire.status, wire.member_status_id, wire.member_since]).toEqual(['opt-out', 'o', '@D:2026-05-06T07:08:09']);
   });
 
-  test('on a narrow terminal a table leaves its last columns out and says which; piped, it keeps them all', async () => {
+  test('on a narrow terminal a table drops its empty columns, leaves its last columns out and says which; piped, it keeps them all', async () => {
     const narrow = await onTerminal(box, ['members', 'list', '-o', 'table'], { cols: 40 });
     expect(narrow.exitCode).toBe(0);
     expect(narrow.screen).toContain(
-      "amsg: left out 4 columns to fit the terminal's 40 characters: fields, member_since, last_modified_at, deleted_at; --output json (or csv) shows every column",
+      "amsg: left out 2 columns to fit the terminal's 40 characters: member_since, last_modified_at; --output json (or csv) shows every column, --columns chooses them",
     );
     const drawn = narrow.screen.split('\n').filter((l) => l.startsWith('│') || l.startsWith('┌'));
-    expect(drawn[1]).toMatch(/^│ member_id │ email\s+│ status\s+│$/);
+    expect(drawn[1]).toMatch(/^│ Member ID │ Email\s+│ Status\s+│$/);
     expect(Math.max(...drawn.map((l) => l.length))).toBeLessThanOrEqual(40);
     const piped = await run('members', 'list', '-o', 'table');
     expect(piped.stdout.split('\n')[1]).toMatch(
-      /^│ member_id │ email\s+│ status\s+│ fields\s+│ member_since\s+│ last_modified_at\s+│ deleted_at\s+│$/,
+      /^│ Member ID │ Email\s+│ Status\s+│ Fields\s+│ Member since\s+│ Last modified at\s+│ Deleted at\s+│$/,
     );
     expect(piped.stderr).not.toContain('left out');
   });

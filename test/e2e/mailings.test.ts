@@ -696,7 +696,7 @@ describe.each<Mode>(['local', 'remote'])('amsg mailings, triggers, sim (%s)', (m
 
   test('tables for people, help with examples', async () => {
     const table = await run('mailings', 'list', '-o', 'table');
-    expect(table.stdout).toContain('│ mailing_id │ mailing_type │ mailing_status │ name');
+    expect(table.stdout).toContain('│ Mailing ID │ Mailing type │ Mailing status │ Name');
     // Status letters as words for people (JSON keeps the letter).
     expect(table.stdout).toMatch(/│ 1\s+│ m\s+│ complete\s+│ May news\s+│/);
     expect((await run('mailings', 'archive', '2', '-o', 'table')).stdout).toBe('Archived mailing 2.');
