@@ -6,7 +6,7 @@
 //
 // The send is `amsg mailings create … --group Everyone --wait`, timed until the mailing
 // is complete: the audience resolved, one message per recipient built (each member's
-// address and field values frozen, see README "Architecture") and the member histories
+// address and field values frozen, see docs/architecture.md) and the member histories
 // written.
 //
 //   node bench/send.js          (after `npm run build`)

@@ -8,7 +8,8 @@ const { dirname, join } = require('node:path');
 const root = join(__dirname, '..');
 /** The bundles loaded so far, by file (loadCompiled). */
 const compiled = new Map();
-const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const version = pkg.version;
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   process.stdout.write(`${version}\n`);
@@ -21,7 +22,8 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   // The bundle runs in a vm.Script, which has no ES module loader: it imports the
   // live views' ES module (Ink) through this file's import().
   core.setEsmImport((url) => import(url));
-  core.main(process.argv, version).catch((err) => {
+  // The release date is for `amsg version` (`amsg 0.2.0 (2026-11-28)`); --version stays the bare version.
+  core.main(process.argv, version, pkg.releaseDate).catch((err) => {
     process.exitCode = 1;
     throw err;
   });

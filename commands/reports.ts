@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { action, examples, UsageError, type RunContext } from '../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import type { MailingResponse } from '../src/cli/report-view.js';
-import { numericId } from './mailings.js';
+import { numericId } from './mailings/shared.js';
 
 /**
  * The lists of a mailing's response: the command, the service's list, its table, and

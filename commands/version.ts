@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action, examples } from '../src/cli/context.js';
+import { action, examples, RELEASE } from '../src/cli/context.js';
 
 export function register(version: Command) {
   examples(
@@ -8,11 +8,13 @@ export function register(version: Command) {
         // The program's own (bin/amsg.js read it once); importing src/version.js here split it
         // out of the engine into a file every local command loaded.
         const VERSION = version.parent!.version()!;
-        // The bare version, as --version prints it; --json gives {version} to a script.
-        if (ctx.opts.json) await ctx.print({ version: VERSION });
-        else ctx.stdout.write(`${VERSION}\n`);
+        const released = RELEASE.date ?? null;
+        // The release, `amsg 0.2.0 (2026-11-28)`; --version prints the bare version for scripts,
+        // and --json gives {version, released}.
+        if (ctx.opts.json) await ctx.print({ version: VERSION, released });
+        else ctx.stdout.write(`amsg ${VERSION}${released ? ` (${released})` : ''}\n`);
       }),
     ),
-    ['amsg version', 'amsg version --json'],
+    ['amsg version', 'amsg version --json', 'amsg --version'],
   );
 }

@@ -8,7 +8,7 @@ import { STDERR, STDOUT, type StdStream } from './stdio.js';
 // Commands load it anyway (name lookups); a dynamic import here split it into a file of its own.
 import { explainRefusal } from './resolve.js';
 
-/** Exit codes, documented in the README. */
+/** Exit codes, documented in docs/guide/output-and-exit-codes.md. */
 export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, rowErrors: 4, cancelled: 130 } as const;
 
 /** Bad usage detected by amsg itself (exit 2). */
@@ -387,7 +387,19 @@ export function dryRunOption(cmd: Command): Command {
   return cmd.option('--dry-run', 'say what would change, and how many, and change nothing');
 }
 
+/** The release this program is (package.json's releaseDate, handed over by bin/amsg.js): what `amsg version` names. */
+export const RELEASE: { date?: string } = {};
+
+/** Each command's examples, as given to examples(), so the generated references can read them back. */
+const EXAMPLES = new WeakMap<Command, string[]>();
+
 /** Adds examples to a command's --help. */
 export function examples(cmd: Command, lines: string[]): Command {
+  EXAMPLES.set(cmd, [...(EXAMPLES.get(cmd) ?? []), ...lines]);
   return cmd.addHelpText('after', `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`);
+}
+
+/** The examples of a command's --help, in order (scripts/docs.js writes them into docs/reference/cli.md and the man page). */
+export function examplesOf(cmd: Command): readonly string[] {
+  return EXAMPLES.get(cmd) ?? [];
 }

@@ -1,14 +1,14 @@
 import { Command, CommanderError, Option } from 'commander';
-import { EXIT, failureText, wantsJsonErrors } from './context.js';
+import { EXIT, examples, failureText, RELEASE, wantsJsonErrors } from './context.js';
 import { STDERR, STDOUT } from './stdio.js';
 
 import * as init from '../../commands/init.js';
-import * as members from '../../commands/members.js';
+import * as members from '../../commands/members/index.js';
 import * as groups from '../../commands/groups.js';
 import * as subscriptions from '../../commands/subscriptions.js';
 import * as searches from '../../commands/searches.js';
 import * as fields from '../../commands/fields.js';
-import * as webhooks from '../../commands/webhooks.js';
+import * as webhooks from '../../commands/webhooks/index.js';
 import * as keys from '../../commands/keys.js';
 import * as users from '../../commands/users.js';
 import * as accounts from '../../commands/accounts.js';
@@ -16,11 +16,11 @@ import * as serve from '../../commands/serve.js';
 import * as config from '../../commands/config.js';
 import * as api from '../../commands/api.js';
 import * as exportsCommand from '../../commands/exports.js';
-import * as mailings from '../../commands/mailings.js';
+import * as mailings from '../../commands/mailings/index.js';
 import * as triggers from '../../commands/triggers.js';
 import * as sim from '../../commands/sim.js';
 import * as reports from '../../commands/reports.js';
-import * as sms from '../../commands/sms.js';
+import * as sms from '../../commands/sms/index.js';
 import * as seed from '../../commands/seed.js';
 import * as db from '../../commands/db.js';
 import * as events from '../../commands/events.js';
@@ -63,7 +63,7 @@ const COMMANDS: Record<string, [description: string, module: { register(cmd: Com
   config: ['configuration profiles', config],
   api: ['the raw service interface: OpenAPI document, single requests', api],
   completion: ['print a shell completion script: amsg completion bash|zsh|fish', completion],
-  version: ['print the version (as --version does)', versionCommand],
+  version: ['print the version and its release date (--version prints the version alone)', versionCommand],
 };
 
 /** Global options that take a value, so the command name can be found after them. */
@@ -130,15 +130,14 @@ Modes: local (default) runs the service in-process over ./amsg.db; remote when a
 base URL is given by --base-url, AMSG_BASE_URL or the profile.
 
 Exit codes: 0 ok, 1 the service refused, 2 bad usage, 3 cannot reach the service,
-4 finished with row-level errors.
-
-Examples:
-  $ amsg init
-  $ amsg members add ada@example.com --field first_name=Ada --group Newsletter
-  $ amsg members list --output table
-  $ AMSG_BASE_URL=http://127.0.0.1:8080 AMSG_API_KEY=pub:priv amsg members list --json
-`,
+4 finished with row-level errors.`,
   );
+  examples(program, [
+    'amsg init',
+    'amsg members add ada@example.com --field first_name=Ada --group Newsletter',
+    'amsg members list --output table',
+    'AMSG_BASE_URL=http://127.0.0.1:8080 AMSG_API_KEY=pub:priv amsg members list --json',
+  ]);
   const wanted = commandName(args);
   for (const [name, [description, module]] of Object.entries(COMMANDS)) {
     const cmd = program.command(name).description(description);
@@ -155,7 +154,8 @@ Examples:
   return program;
 }
 
-export async function main(argv: string[], version: string): Promise<void> {
+export async function main(argv: string[], version: string, releaseDate?: string): Promise<void> {
+  RELEASE.date = releaseDate;
   const program = buildProgram(version, argv.slice(2));
   try {
     await program.parseAsync(argv);

@@ -59,10 +59,10 @@ async function deliver(opts: { timeoutMs?: number } = {}) {
 
 const delivery = (id: number) => ok(s, 'GET', `/1/webhooks/deliveries/${id}`);
 
-/** The README's verifier, exactly as the README prints it, as a module. */
-async function readmeVerifier(): Promise<(secret: string, header: string, body: string, tolerance?: number) => boolean> {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const section = readme.slice(readme.indexOf('### Verifying a signature'));
+/** The webhooks guide's verifier, exactly as docs/guide/webhooks.md prints it, as a module. */
+async function guideVerifier(): Promise<(secret: string, header: string, body: string, tolerance?: number) => boolean> {
+  const guide = readFileSync(new URL('../../docs/guide/webhooks.md', import.meta.url), 'utf8');
+  const section = guide.slice(guide.indexOf('## Verifying a signature'));
   const code = section.slice(section.indexOf('```js\n') + 6, section.indexOf('```', section.indexOf('```js\n') + 6));
   expect(code.trim().split('\n').length).toBeLessThanOrEqual(10);
   const file = join(s.dir, 'verify.mjs');
@@ -71,7 +71,7 @@ async function readmeVerifier(): Promise<(secret: string, header: string, body: 
 }
 
 describe('signed posts', () => {
-  it('posts the envelope with the signature, event-id and delivery-id headers; the README verifier accepts it', async () => {
+  it('posts the envelope with the signature, event-id and delivery-id headers; the webhooks guide verifier accepts it', async () => {
     const { secret } = await register();
     const id = await addMember(s, 'ada@example.com');
     await deliver();
@@ -88,7 +88,7 @@ describe('signed posts', () => {
     );
     const header = r.headers['x-amsg-signature'] as string;
     expect(header).toMatch(new RegExp(`^t=${Math.floor(Date.parse(T0) / 1000)},v1=[0-9a-f]{64}$`));
-    const verify = await readmeVerifier();
+    const verify = await guideVerifier();
     // The clock is pinned in the past, so the age check is left out here.
     expect(verify(secret, header, r.body, Infinity)).toBe(true);
     expect(verify(secret, header, r.body.replace('ada@', 'eve@'), Infinity)).toBe(false);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { fullProgram } from '../../src/cli/main.js';
+import { examplesOf } from '../../src/cli/context.js';
 import { recorder, transcriptView, Sandbox, type Mode, type Run } from './harness.js';
 import { fixture } from '../fixtures.js';
 
@@ -13,14 +14,12 @@ import { fixture } from '../fixtures.js';
  */
 const transcripts: Record<Mode, Run[]> = { local: [], remote: [] };
 
-/** Every command in the tree, as `amsg a b`, with the text its --help prints after the options (the examples). */
+/** Every command in the tree, as `amsg a b`, with the examples its --help prints. */
 function everyCommand(cmd: Command, path: string[] = []): { name: string; cmd: Command; examples: string }[] {
   const out = [];
   for (const sub of cmd.commands) {
     const name = [...path, sub.name()];
-    let examples = '';
-    sub.emit('afterHelp', { error: false, command: sub, write: (text: string) => (examples += text) });
-    out.push({ name: name.join(' '), cmd: sub, examples }, ...everyCommand(sub, name));
+    out.push({ name: name.join(' '), cmd: sub, examples: examplesOf(sub).join('\n') }, ...everyCommand(sub, name));
   }
   return out;
 }

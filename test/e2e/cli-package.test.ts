@@ -1,6 +1,7 @@
 import { afterAll, expect, test } from 'vitest';
 import { execa } from 'execa';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,15 +16,25 @@ import { BIN } from './harness.js';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'amsg-pack-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+/** Where the packed package is installed, as `npm install -g --prefix` lays it out. */
+const prefix = join(dir, 'global');
 const env = { AMSG_BASE_URL: '', AMSG_API_KEY: '', AMSG_DB: undefined, AMSG_QUIET: '', XDG_CONFIG_HOME: join(dir, 'config') };
 
-test('amsg version prints the version, as --version does', async () => {
+test('amsg version names the release; --version prints the bare version', async () => {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string; releaseDate: string };
+  expect(pkg.releaseDate).toMatch(/^\d{4}-\d{2}-\d{2}$/);
   const version = await execa('node', [BIN, 'version'], { env, reject: false });
   const flag = await execa('node', [BIN, '--version'], { env, reject: false });
   expect(version.exitCode).toBe(0);
-  expect(version.stdout).toMatch(/^\d+\.\d+\.\d+$/);
-  expect(version.stdout).toBe(flag.stdout);
-  expect(JSON.parse((await execa('node', [BIN, 'version', '--json'], { env })).stdout)).toEqual({ version: version.stdout });
+  expect(version.stdout).toBe(`amsg ${pkg.version} (${pkg.releaseDate})`);
+  expect(flag.stdout).toMatch(/^\d+\.\d+\.\d+$/);
+  expect(flag.stdout).toBe(pkg.version);
+  expect(JSON.parse((await execa('node', [BIN, 'version', '--json'], { env })).stdout)).toEqual({
+    version: pkg.version,
+    released: pkg.releaseDate,
+  });
+  // The changelog has an entry for the release `amsg version` names.
+  expect(readFileSync(join(root, 'CHANGELOG.md'), 'utf8')).toContain(`## [${pkg.version}] - ${pkg.releaseDate}`);
 });
 
 test('amsg completion bash completes commands, flags and enumerated values', async () => {
@@ -124,34 +135,44 @@ test('npm pack gives a package that runs from the PATH outside the clone', async
       'dist/faker.cjs.cache',
       'dist/ink-react.js',
       'dist/import-writer-thread.js',
+      'man/amsg.1',
       'README.md',
     ]),
   );
   expect(files.filter((f) => /^(src|test|commands|bench)\//.test(f))).toEqual([]);
 
-  const prefix = join(dir, 'global');
   const tarball = join(dir, info.filename);
+  const pkg = join(prefix, 'lib', 'node_modules', 'amsg');
   if (process.env.AMSG_TEST_NPM_INSTALL === '1') {
     await execa('npm', ['install', '-g', '--prefix', prefix, tarball, '--no-audit', '--no-fund'], { timeout: 600_000 });
   } else {
     // What `npm install -g` lays out: the package under lib/node_modules, its
-    // dependencies beside it (here the clone's, instead of fetching them), a bin link.
-    const pkg = join(prefix, 'lib', 'node_modules', 'amsg');
+    // dependencies beside it (here the clone's, instead of fetching them), then the bin
+    // and man links, made by npm's own linker (bin-links) as a global install makes them.
     mkdirSync(pkg, { recursive: true });
     await execa('tar', ['xzf', tarball, '-C', pkg, '--strip-components', '1']);
     symlinkSync(join(root, 'node_modules'), join(pkg, 'node_modules'));
-    mkdirSync(join(prefix, 'bin'));
-    symlinkSync('../lib/node_modules/amsg/bin/amsg.js', join(prefix, 'bin', 'amsg'));
+    const binLinks = await npmBinLinks();
+    if (binLinks) {
+      await binLinks({ path: pkg, pkg: JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')), global: true, top: true, force: true });
+    } else {
+      // No npm installation to borrow the linker from: the same links by hand.
+      mkdirSync(join(prefix, 'bin'));
+      symlinkSync('../lib/node_modules/amsg/bin/amsg.js', join(prefix, 'bin', 'amsg'));
+      mkdirSync(join(prefix, 'share', 'man', 'man1'), { recursive: true });
+      symlinkSync('../../../lib/node_modules/amsg/man/amsg.1', join(prefix, 'share', 'man', 'man1', 'amsg.1'));
+    }
   }
+  // `man amsg` finds the page where a global install links it: <prefix>/share/man/man1.
+  expect(realpathSync(join(prefix, 'share', 'man', 'man1', 'amsg.1'))).toBe(realpathSync(join(pkg, 'man', 'amsg.1')));
   const elsewhere = join(dir, 'elsewhere');
   mkdirSync(elsewhere);
   const run = (...args: string[]) =>
     execa('amsg', args, { cwd: elsewhere, env: { ...env, PATH: `${join(prefix, 'bin')}:${process.env.PATH}` }, reject: false });
   const version = await run('version');
   expect(version.exitCode, version.stderr).toBe(0);
-  expect(version.stdout).toBe(
-    JSON.parse((await execa('node', ['-p', 'JSON.stringify(require("./package.json").version)'], { cwd: root })).stdout),
-  );
+  const released = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string; releaseDate: string };
+  expect(version.stdout).toBe(`amsg ${released.version} (${released.releaseDate})`);
   const init = await run('init', '--json');
   expect(init.exitCode, init.stderr).toBe(0);
   const added = await run('members', 'add', 'ada@example.com', '--group', 'Newsletter', '--json');
@@ -166,3 +187,40 @@ test('npm pack gives a package that runs from the PATH outside the clone', async
   });
   expect(imported.exitCode, imported.stderr).toBe(0);
 }, 600_000);
+
+/** npm's own linker of bins and man pages (bin-links, inside the npm that runs the tests), or undefined. */
+async function npmBinLinks(): Promise<((opts: object) => Promise<unknown>) | undefined> {
+  const npmRoot = await execa('npm', ['root', '-g'], { reject: false });
+  try {
+    return createRequire(join(npmRoot.stdout.trim(), 'npm', 'package.json'))('bin-links');
+  } catch {
+    return undefined;
+  }
+}
+
+const [hasMan, hasGroff] = await Promise.all([installed('man'), installed('groff')]);
+
+(hasMan || hasGroff ? test : test.skip)(
+  `man amsg reads the page a global install linked${hasMan ? '' : hasGroff ? ' (man is not installed here: groff checks the page instead)' : ' (skipped: neither man nor groff is installed here; apt-get install man-db runs it)'}`,
+  async () => {
+    const page = join(prefix, 'share', 'man', 'man1', 'amsg.1');
+    // The pack test above installs the package; run alone, this installs nothing and says so.
+    expect(readdirSync(dir), 'run with the npm pack test: it makes the global install').toContain('global');
+    const shown = hasMan
+      ? await execa('man', ['-M', join(prefix, 'share', 'man'), 'amsg'], {
+          env: { MANPAGER: 'cat', PAGER: 'cat', MANWIDTH: '100', LANG: 'C.UTF-8' },
+        })
+      : await execa('groff', ['-man', '-Tutf8', '-ww', page]);
+    // groff says what it could not read on stderr (-ww: every warning).
+    if (!hasMan) expect(shown.stderr).toBe('');
+    expect(shown.stdout).toMatch(/^AMSG\(1\)/);
+    expect(shown.stdout).toContain('amsg members groups add [options] <member>');
+    expect(shown.stdout).toContain('EXIT STATUS');
+    const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
+    expect(shown.stdout).toContain(`amsg ${version}`);
+    if (hasGroff) {
+      const warnings = await execa('groff', ['-man', '-Tutf8', '-ww', '-z', page]);
+      expect(warnings.stderr).toBe('');
+    }
+  },
+);

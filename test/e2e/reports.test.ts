@@ -177,7 +177,7 @@ describe.each<Mode>(['local', 'remote'])('amsg reports (%s)', (mode) => {
     const imported = await box.raw(['members', 'import', '-', '--group', 'Engaged'], box.env, csv.stdout);
     record(imported);
     expect(imported.exitCode, imported.stderr).toBe(0);
-    // As written in the README, through a shell pipe.
+    // As written in docs/guide/reports.md and the README, through a shell pipe.
     const piped = await execa('sh', ['-c', `node ${BIN} reports opens 2 --output csv | node ${BIN} members import - --group "Engaged"`], {
       env: { ...process.env, ...box.baseEnv, ...box.env },
       reject: false,

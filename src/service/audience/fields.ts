@@ -451,7 +451,7 @@ export class FieldCatalog {
   }
 }
 
-/** A required field may be left out of a write, but not emptied by one (README: choices). */
+/** A required field may be left out of a write, but not emptied by one (docs/decisions.md). */
 export const requiredCleared = (field: FieldRecord, path: string) =>
   invalid(path, `${field.shortcut_name} is a required field; it cannot be emptied`);
 

@@ -3,7 +3,7 @@
  * writes), its status letters, its deliveries and clicks, and credit usage. Sending is
  * ./sending.ts; simulated clicks and replies ./engagement.ts.
  *
- * send_status (the spec shows only d; the README has this table):
+ * send_status (the spec shows only d; docs/guide/sms.md has this table):
  *
  *   d draft      created or copied; the only status that takes updates and a send
  *   s scheduled  a send was asked for with scheduled_at in the future

@@ -2,7 +2,7 @@
  * Webhook signatures, on Stripe's model: the header `X-Amsg-Signature: t=<unix
  * seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the webhook's secret>`.
  * The timestamp is signed with the body so a captured post cannot be replayed later
- * unnoticed (a receiver refuses old timestamps); the README has a verifier.
+ * unnoticed (a receiver refuses old timestamps); docs/guide/webhooks.md has a verifier.
  */
 // node:crypto is loaded on first use: this module is bundled with the engine every local command loads.
 const crypto = () => process.getBuiltinModule('node:crypto') as typeof import('node:crypto');

@@ -9,7 +9,7 @@ export const sql = `
     account_id           INTEGER NOT NULL REFERENCES accounts(account_id),
     sms_campaign_name    TEXT NOT NULL,
     sms_campaign_type    TEXT NOT NULL DEFAULT 'm' CHECK (sms_campaign_type IN ('m')),
-    -- d draft, s scheduled, p pending, i sending, c complete, x canceled, f failed (README)
+    -- d draft, s scheduled, p pending, i sending, c complete, x canceled, f failed (docs/guide/sms.md)
     send_status          TEXT NOT NULL DEFAULT 'd' CHECK (send_status IN ('d','s','p','i','c','x','f')),
     from_phone_number    TEXT NOT NULL,
     -- as written; sent_message is what goes out (links shortened), frozen when the send is asked for
