@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { action, examples, UsageError, type RunContext } from '../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import type { MailingResponse } from '../src/cli/report-view.js';
+import { mailingId } from '../src/cli/resolve.js';
 import { numericId } from './mailings/shared.js';
 
 /**
@@ -94,10 +95,10 @@ the fields), so it pipes into a new group; --json or --output ndjson has every c
       .option('--watch', 'on a terminal: redraw while the mailing sends and engagement arrives, until Ctrl-C')
       .action(
         action(async (ctx, mailing: string, o: { watch?: boolean }) => {
-          const id = numericId(mailing, 'MAILING');
           if (o.watch && !ctx.stdout.isTTY)
-            throw new UsageError('--watch draws on a terminal; off one, read the figures with amsg reports mailing ' + id);
+            throw new UsageError('--watch draws on a terminal; off one, read the figures with amsg reports mailing ' + mailing);
           const api = await ctx.api();
+          const id = await mailingId(api, mailing);
           const report = await api.get<MailingResponse>(`/response/${id}`);
           if (o.watch) return (await reportView()).watchMailing(api, id, ctx.stdout.stream);
           await printSummary(ctx, report);
@@ -113,13 +114,13 @@ the fields), so it pipes into a new group; --json or --output ndjson has every c
     examples(
       cmd.action(
         action(async (ctx, mailing: string, o: ReportFlags) => {
-          const id = numericId(mailing, 'MAILING');
           if (o.hard && o.soft) throw new UsageError('give --hard or --soft, not both');
           const query = {
             ...(name === 'bounces' ? { result: o.hard ? 'hard' : o.soft ? 'soft' : 'bounced' } : {}),
             member_id: o.member === undefined ? undefined : numericId(o.member, '--member'),
             link_id: o.link === undefined ? undefined : numericId(o.link, '--link'),
           };
+          const id = await mailingId(await ctx.api(), mailing);
           const row = ctx.format === 'csv' && list.members ? importable : undefined;
           await printList(ctx, `/response/${id}/${list.path}`, query, o, { table: list.table }, { countable: true, row });
         }),
@@ -142,8 +143,9 @@ the fields), so it pipes into a new group; --json or --output ndjson has every c
       .action(
         action(async (ctx, mailings: string[]) => {
           if (mailings.length < 2) throw new UsageError('compare needs two mailings or more');
-          const ids = mailings.map((m) => numericId(m, 'MAILING'));
           const api = await ctx.api();
+          const ids = [];
+          for (const m of mailings) ids.push(await mailingId(api, m));
           const answers = [];
           for (const mailing_id of ids) answers.push({ mailing_id, report: await api.get<MailingResponse>(`/response/${mailing_id}`) });
           if (ctx.format === 'table') return ctx.print((await reportView()).comparison(answers));

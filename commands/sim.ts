@@ -108,9 +108,9 @@ export function register(sim: Command) {
     examples(
       cmd.action(
         action(async (ctx, mailing: string, member: string, o: { link?: string; hard?: boolean }) => {
-          const mailing_id = numericId(mailing, 'MAILING');
           const link_id = o.link === undefined ? undefined : numericId(o.link, '--link');
           const api = await ctx.api();
+          const mailing_id = await mailingId(api, mailing);
           const body = { mailing_id, ...memberRef(member), link_id, hard: o.hard };
           await ctx.done(await api.post(`/sim/${kind}`, body), `Recorded ${phrase} mailing ${mailing_id} by member ${member}.`);
         }),
@@ -162,14 +162,14 @@ export function register(sim: Command) {
       .option('--heads-up <email>', 'send a heads-up copy to this address (repeatable, or a comma list)', collectList)
       .action(
         action(async (ctx, mailing: string, ref: string, o: { to: string[]; headsUp?: string[] }) => {
-          const mailingId = numericId(mailing, 'MAILING');
           const api = await ctx.api();
+          const forwarded = await mailingId(api, mailing);
           const member = await memberId(api, ref);
-          const created = await api.post<{ mailing_id: number }>(`/forwards/${mailingId}/${member}`, {
+          const created = await api.post<{ mailing_id: number }>(`/forwards/${forwarded}/${member}`, {
             recipient_emails: o.to,
             heads_up_emails: o.headsUp,
           });
-          await ctx.done(created, `Member ${member} forwarded mailing ${mailingId} as mailing ${created.mailing_id}.`);
+          await ctx.done(created, `Member ${member} forwarded mailing ${forwarded} as mailing ${created.mailing_id}.`);
         }),
       ),
     ['amsg sim forward 12 ada@example.com --to bo@example.com,cy@example.com'],

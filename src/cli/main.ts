@@ -145,6 +145,15 @@ Exit codes: 0 ok, 1 the service refused, 2 bad usage, 3 cannot reach the service
     // commander to tell a known command from a typo.
     if (name === wanted || everyCommand) module.register(cmd);
   }
+  // What the completion scripts call for the names of groups, mailings, fields … at a Tab:
+  // hidden, and silent (nothing and exit 0 on any failure).
+  program
+    .command('__complete <kind>', { hidden: true })
+    .description('names for shell completion')
+    .action(async (kind: string) => {
+      const { completeNames } = await import('./complete-run.js');
+      await completeNames(program.opts(), kind);
+    });
   // Every command reports usage errors with exit code 2 instead of exiting itself.
   const override = (cmd: Command) => {
     cmd.exitOverride();
