@@ -347,6 +347,7 @@ console.log(`  bundled into dist/amsg.cjs (initialized on first use): ${mods.cor
 console.log(`  ink loaded: ${yesNo('ink')}`);
 console.log(`  react loaded: ${yesNo('react')}`);
 console.log(`  undici loaded: ${yesNo('undici')}`);
+console.log(`  nodemailer loaded: ${yesNo('nodemailer')}`);
 
 const md = (cells) => `| ${cells.join(' | ')} |`;
 console.log('\n--- markdown ---\n');
@@ -400,6 +401,15 @@ if (process.env.BENCH_WEBHOOKS !== '0') {
   console.log('\n--- bench/webhooks.js ---');
   const r = spawnSync(NODE, [join(ROOT, 'bench', 'webhooks.js')], { stdio: 'inherit', env: process.env });
   if (r.status !== 0) fail(`bench/webhooks.js exited ${r.status}`);
+}
+
+// The SMTP figure of issue 34: amsg serve relaying a mailing of 10,000 personalized
+// messages to a local smtp-server that discards them, against a bare nodemailer pooled
+// loop of the same messages (BENCH_SMTP=0 skips it; BENCH_SMTP_MESSAGES scales it down).
+if (process.env.BENCH_SMTP !== '0') {
+  console.log('\n--- bench/smtp.js ---');
+  const r = spawnSync(NODE, [join(ROOT, 'bench', 'smtp.js')], { stdio: 'inherit', env: process.env });
+  if (r.status !== 0) fail(`bench/smtp.js exited ${r.status}`);
 }
 
 // The scale figure of issue 9: every one-page or one-record read at 1,000 and at a

@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
 import { action, examples, UsageError } from '../src/cli/context.js';
 import { configPath, PROFILE_KEYS, readConfig, writeConfig, type ProfileKey } from '../src/client/config.js';
+import { checkAllowPattern, maskSmtpUrl, parseSmtpUrl, SmtpUrlError, splitAllow } from '../src/client/smtp-url.js';
 
-/** Shows a key pair's public half only. */
-const mask = (key: string, value: string | undefined) => (key === 'api_key' && value ? value.replace(/:.*/, ':••••') : value);
+/** Shows a key pair's public half only, and an SMTP URL without its password. */
+const mask = (key: string, value: string | undefined) =>
+  key === 'api_key' && value ? value.replace(/:.*/, ':••••') : key === 'smtp' && value ? maskSmtpUrl(value) : value;
 
 export function register(config: Command) {
   config.description(`configuration profiles, in ${configPath()}`);
@@ -16,6 +18,12 @@ export function register(config: Command) {
         action(async (ctx, key: string, value: string) => {
           if (!(PROFILE_KEYS as readonly string[]).includes(key))
             throw new UsageError(`unknown setting "${key}"; settings are ${PROFILE_KEYS.join(', ')}`);
+          try {
+            if (key === 'smtp') parseSmtpUrl(value);
+            if (key === 'smtp_allow') splitAllow(value).forEach(checkAllowPattern);
+          } catch (err) {
+            throw err instanceof SmtpUrlError ? new UsageError(err.message) : err;
+          }
           const file = readConfig();
           const name = ctx.opts.profile ?? file.current_profile ?? 'default';
           file.profiles ??= {};

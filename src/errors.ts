@@ -95,3 +95,28 @@ export function boundedJson<T>(value: T, path: string): T {
   if (!where) throw new ApiError(400, `request body ${reason}`);
   throw new ApiError(400, `${where}: ${reason}`, { field: where });
 }
+
+/**
+ * The response header that says a list's window was cut: a window asked longer than
+ * the service answers (500 records) gets its first 500 and this header, never a 400
+ * (real clients ask for large windows; the real service pages at 500). Its value reads
+ * `start=0; end=500; asked=1000000`: the window answered, and the end asked for. Here,
+ * below every layer, for the reason ApiError is: the route table writes it and both
+ * transports read it.
+ */
+export const WINDOW_CUT_HEADER = 'x-amsg-window-cut';
+
+/** A window the service cut: the one it answered [start, end), and the end asked for. */
+export interface WindowCut {
+  start: number;
+  end: number;
+  asked: number;
+}
+
+export const windowCutText = (cut: WindowCut) => `start=${cut.start}; end=${cut.end}; asked=${cut.asked}`;
+
+/** The header's value read back; undefined when it is not one. */
+export function parseWindowCut(text: string | undefined): WindowCut | undefined {
+  const m = text && /^start=(\d+); end=(\d+); asked=(\d+)$/.exec(text.trim());
+  return m ? { start: Number(m[1]), end: Number(m[2]), asked: Number(m[3]) } : undefined;
+}

@@ -7,6 +7,7 @@ import { registerGet, registerList } from './list.js';
 import { registerMessage } from './message.js';
 import { registerForward, registerResend } from './resend.js';
 import { registerStatusChanges } from './status.js';
+import { registerTest } from './test.js';
 import { registerValidate } from './validate.js';
 import { registerWinner } from './winner.js';
 
@@ -21,4 +22,5 @@ export function register(mailings: Command) {
   registerMessage(mailings);
   registerWinner(mailings);
   registerAudience(mailings);
+  registerTest(mailings);
 }

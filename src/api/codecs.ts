@@ -16,6 +16,12 @@ export function isoOffset(stored: string | null | undefined): string | null {
   return `${stored.slice(0, 19)}.${micros}+00:00`;
 }
 
+/** `YYYY-MM-DD hh:mm:ss.ffffff`, the real service's automation workflows (its Python client parses `%Y-%m-%d %H:%M:%S.%f`). */
+export function spacedMicros(stored: string | null | undefined): string | null {
+  if (!stored) return null;
+  return `${stored.slice(0, 10)} ${stored.slice(11, 19)}.${(stored.slice(20) + '000000').slice(0, 6)}`;
+}
+
 /** RFC 1123 GMT text (subscriptions), e.g. `Tue, 03 Feb 2026 04:05:06 GMT`. */
 export function rfc1123(stored: string | null | undefined): string | null {
   return stored ? new Date(`${stored.slice(0, 19)}Z`).toUTCString() : null;

@@ -1,4 +1,5 @@
 import type { Route } from './route.js';
+import { WINDOW_CUT_HEADER } from '../errors.js';
 
 /** OpenAPI 3.1 document generated from the route table; extensions carry `x-amsg-extension: true`. */
 export function openapiDocument(routes: Route[], version: string) {
@@ -33,7 +34,20 @@ export function openapiDocument(routes: Route[], version: string) {
       parameters,
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: r.body.json() } } } } : {}),
       responses: {
-        200: { description: r.returns },
+        200: {
+          description: r.returns,
+          ...(queryJson?.properties && 'start' in queryJson.properties && 'end' in queryJson.properties
+            ? {
+                headers: {
+                  [WINDOW_CUT_HEADER]: {
+                    description:
+                      'Present when the window asked (start/end) was longer than 500: the answer holds its first 500 records. Reads `start=0; end=500; asked=1000000`.',
+                    schema: { type: 'string' },
+                  },
+                },
+              }
+            : {}),
+        },
         default: {
           description: 'error',
           content: {

@@ -15,6 +15,14 @@ export interface RawBody {
   data: Buffer | string | Iterable<Buffer | string> | AsyncIterable<Buffer | string>;
 }
 
+/** An answer with response headers of its own (e.g. how much a search could not look at); the local transport sees only the body. */
+export class WithHeaders {
+  constructor(
+    readonly body: unknown,
+    readonly headers: Record<string, string>,
+  ) {}
+}
+
 export interface RouteInput<P, Q, B> {
   ctx: Ctx;
   params: P;

@@ -5,9 +5,10 @@ import type { Clock } from '../service/clock.js';
 import type { Actor, Ctx } from '../service/context.js';
 import type { ImportWriter } from '../service/imports/import-writer.js';
 import { accountAccessible, ACCESS_NEEDS, mayCall } from '../service/accounts/accounts.js';
-import { ApiError } from '../errors.js';
+import { ApiError, WINDOW_CUT_HEADER, windowCutText } from '../errors.js';
+import { PAGE_SIZE, type Window } from '../service/paging.js';
 import { boundedJson, idText, invalid, object, parseLenient } from './schema.js';
-import type { Method, RawBody, Route } from './route.js';
+import { WithHeaders, type Method, type RawBody, type Route } from './route.js';
 import { ROUTES } from './routes/index.js';
 import { openapiDocument } from './openapi.js';
 import { readInTurn } from '../store/memo.js';
@@ -192,12 +193,26 @@ export class Router {
       }),
       !!this.options.strict,
     );
-    if (!ignored.length) {
+    const cut = isWindowed(route) ? cutWindow(input.query as Window & { count?: boolean }) : undefined;
+    if (!ignored.length && !cut) {
       const result = route.handler(input);
       return result instanceof Promise ? result.then(answer) : answer(result);
     }
     // The ignored keys are named on every answer, an error too: a typo may be its cause.
-    const named = (r: ApiResponse): ApiResponse => ({ ...r, ignored, headers: { ...r.headers, [IGNORED_HEADER]: ignored.join(', ') } });
+    // Encoded before the handler runs: a name is request data, and a header value that
+    // node refuses would be found only after the handler's writes (see headerSafeName).
+    const safeNames = ignored.length ? ignored.map(headerSafeName) : undefined;
+    const header = safeNames?.join(', ');
+    const named = (r: ApiResponse): ApiResponse => ({
+      ...r,
+      ignored: safeNames,
+      headers: {
+        ...r.headers,
+        ...(header !== undefined ? { [IGNORED_HEADER]: header } : {}),
+        // A cut window is said on the list it cut, not on an error.
+        ...(cut && r.status < 400 ? { [WINDOW_CUT_HEADER]: cut } : {}),
+      },
+    });
     let result: unknown;
     try {
       result = route.handler(input);
@@ -221,6 +236,54 @@ export class Router {
     const methods: Method[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
     return methods.filter((m) => findRoute(this.matcher, m, path));
   }
+}
+
+/** Routes whose query takes a start/end window (windowParams), found once per route. */
+const WINDOWED = new WeakMap<Route, boolean>();
+function isWindowed(route: Route): boolean {
+  let windowed = WINDOWED.get(route);
+  if (windowed === undefined) {
+    const properties = (route.query?.json() as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+    WINDOWED.set(route, (windowed = 'start' in properties && 'end' in properties));
+  }
+  return windowed;
+}
+
+/**
+ * A window asked longer than PAGE_SIZE is cut to its first PAGE_SIZE records, never
+ * refused (DESIGN.md: real clients ask for large windows, and the real service pages at
+ * 500): the query's end is moved in, and the answer says so in WINDOW_CUT_HEADER
+ * (the header's text, or undefined when the window was not cut). A count answers the
+ * number of records, not a window: cut, but not said.
+ */
+function cutWindow(query: Window & { count?: boolean }): string | undefined {
+  if (query.end === undefined) return undefined;
+  const start = query.start ?? 0;
+  if (query.end - start <= PAGE_SIZE) return undefined;
+  const asked = query.end;
+  query.end = start + PAGE_SIZE;
+  return query.count ? undefined : windowCutText({ start, end: query.end, asked });
+}
+
+/** Printable ASCII but `%` (the escape) and `,` (the separator of the header's list). */
+const PLAIN_NAME = /^[\x20-\x24\x26-\x2b\x2d-\x7e]*$/;
+const PLAIN_CHAR = /^[\x20-\x24\x26-\x2b\x2d-\x7e]$/;
+
+/**
+ * A parameter name as it can go into a header and a log line: a header value is
+ * Latin-1 without control characters (node throws on anything else), and a name is
+ * whatever a client sent (`北京`, a lone surrogate, `a\nb`). Each other character is
+ * percent-encoded as UTF-8 (a lone surrogate as U+FFFD), so `北京` reads
+ * `%E5%8C%97%E4%BA%AC` as it would in a URL.
+ */
+export function headerSafeName(name: string): string {
+  if (PLAIN_NAME.test(name)) return name;
+  let out = '';
+  for (const ch of name)
+    out += PLAIN_CHAR.test(ch)
+      ? ch
+      : Array.from(Buffer.from(ch, 'utf8'), (b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+  return out;
 }
 
 /** The first literal segment of a route's path if it is the first or second segment (all of the table's are). */
@@ -266,6 +329,7 @@ function parseBody(text: string | undefined): unknown {
 
 function answer(result: unknown): ApiResponse {
   if (isRaw(result)) return { status: 200, raw: result };
+  if (result instanceof WithHeaders) return { ...answer(result.body), headers: result.headers };
   // A bare null or an empty body is never an answer (see the spec's conventions).
   return { status: 200, body: result === undefined || result === null ? true : result };
 }

@@ -96,7 +96,11 @@ export class RunContext {
     return (this.apiPromise ??= (async () => {
       const s = this.settings;
       if (s.mode === 'remote' && !anonymous) checkApiKey(s.apiKey);
-      const api = await connect(s);
+      const api = await connect(s, { note: (m) => this.note(m) });
+      api.transport.onWindowCut = ({ start, end, asked }) =>
+        this.note(
+          `the service answers at most ${end - start} records at a time: records ${start} to ${end} of the ${start} to ${asked} asked for; ask for the next window from start=${end} (a list command's --all pages through)`,
+        );
       this.note(
         s.mode === 'local' ? `acting on local database ${s.db} (account ${s.account})` : `acting on ${s.baseUrl} (account ${s.account})`,
       );

@@ -9,10 +9,12 @@ import * as subscriptions from '../../commands/subscriptions.js';
 import * as searches from '../../commands/searches.js';
 import * as fields from '../../commands/fields.js';
 import * as webhooks from '../../commands/webhooks/index.js';
+import * as mail from '../../commands/mail.js';
 import * as keys from '../../commands/keys.js';
 import * as users from '../../commands/users.js';
 import * as accounts from '../../commands/accounts.js';
 import * as serve from '../../commands/serve.js';
+import * as consoleCommand from '../../commands/console.js';
 import * as config from '../../commands/config.js';
 import * as api from '../../commands/api.js';
 import * as exportsCommand from '../../commands/exports.js';
@@ -54,12 +56,14 @@ const COMMANDS: Record<string, [description: string, module: { register(cmd: Com
   workflows: ['workflows that ingested events run', workflows],
   fields: ['custom member fields', fields],
   webhooks: ['webhooks: register, deliveries and replays, sample events, listen for events locally', webhooks],
+  mail: ['real mail out over SMTP: the log of what went (amsg mail log)', mail],
   keys: ['API key pairs', keys],
   users: ['users of the account, with roles and permissions', users],
   seed: ['seed the account from fixture files (JSON or YAML): names resolved, idempotent, ids printed', seed],
   db: ['snapshots of the local database: snapshot, restore', db],
   accounts: ['sub-accounts of an HQ account: list, create, get, retire', accounts],
   serve: ['serve the local database over HTTP (HTTP Basic auth with an API key pair)', serve],
+  console: ['the web console over the local database: a one-time sign-in link on stderr (--open opens it)', consoleCommand],
   config: ['configuration profiles', config],
   api: ['the raw service interface: OpenAPI document, single requests', api],
   completion: ['print a shell completion script: amsg completion bash|zsh|fish', completion],

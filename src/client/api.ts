@@ -57,14 +57,15 @@ export class Api {
 export const seg = (v: string | number) => encodeURIComponent(String(v));
 
 /** Builds the Api for resolved settings; undici is loaded only for remote calls. */
-export async function connect(settings: Settings): Promise<Api> {
+export async function connect(settings: Settings, opts: { note?: (message: string) => void } = {}): Promise<Api> {
   let transport: Transport;
   if (settings.mode === 'remote') {
     const { HttpTransport } = await import('./http-transport.js');
     transport = new HttpTransport({ baseUrl: settings.baseUrl!, apiKey: settings.apiKey });
   } else {
     const { LocalTransport } = await import('./local-transport.js');
-    transport = new LocalTransport(settings.db, settings.account);
+    const note = opts.note ?? ((m: string) => process.stderr.write(`amsg: ${m}\n`));
+    transport = new LocalTransport(settings.db, settings.account, settings.mail && { ...settings.mail, note });
   }
   return new Api(transport, settings.account);
 }

@@ -1,9 +1,20 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { checkAllowPattern, parseSmtpUrl, SmtpUrlError, splitAllow, type SmtpTarget } from './smtp-url.js';
 
 /** Settings a profile can hold (`amsg config set KEY VALUE`). */
-export const PROFILE_KEYS = ['base_url', 'api_key', 'events_url', 'db', 'account', 'output'] as const;
+export const PROFILE_KEYS = [
+  'base_url',
+  'api_key',
+  'events_url',
+  'db',
+  'account',
+  'output',
+  'smtp',
+  'smtp_allow',
+  'smtp_tls_insecure',
+] as const;
 export type ProfileKey = (typeof PROFILE_KEYS)[number];
 export type Profile = Partial<Record<ProfileKey, string>>;
 
@@ -45,6 +56,8 @@ export interface Settings {
   account: number;
   profile: string;
   output?: string;
+  /** Local mode: the SMTP server real mail goes to (AMSG_SMTP_URL, the profile's smtp), and the audience addresses it may go to. */
+  mail?: { smtp: SmtpTarget; allow: string[] };
 }
 
 /** The global flags that bear on where and as whom a command acts. */
@@ -82,6 +95,20 @@ export function resolveSettings(flags: ConnectionFlags, env: NodeJS.ProcessEnv =
       throw new SettingsError(`base URL must be an http(s) URL, got "${baseUrl}"`);
     }
   }
+  // Only a local command delivers mail: a remote one leaves it to the server (amsg serve --smtp).
+  const smtpUrl = baseUrl ? undefined : pick(undefined, 'AMSG_SMTP_URL', 'smtp');
+  let mail: Settings['mail'];
+  if (smtpUrl) {
+    try {
+      mail = {
+        smtp: parseSmtpUrl(smtpUrl, { tlsInsecure: isTrue(pick(undefined, 'AMSG_SMTP_TLS_INSECURE', 'smtp_tls_insecure')) }),
+        allow: splitAllow(pick(undefined, 'AMSG_SMTP_ALLOW', 'smtp_allow')).map(checkAllowPattern),
+      };
+    } catch (err) {
+      if (err instanceof SmtpUrlError) throw new SettingsError(err.message);
+      throw err;
+    }
+  }
   return {
     mode: baseUrl ? 'remote' : 'local',
     baseUrl,
@@ -91,6 +118,7 @@ export function resolveSettings(flags: ConnectionFlags, env: NodeJS.ProcessEnv =
     account: Number(accountText),
     profile: profileName,
     output: pick(flags.output, 'AMSG_OUTPUT', 'output'),
+    mail,
   };
 }
 

@@ -6,7 +6,7 @@ import Pool from 'undici/lib/dispatcher/pool.js';
 import undiciRequest from 'undici/lib/api/api-request.js';
 import { UndiciError } from 'undici/lib/core/errors.js';
 
-import { ApiError, boundedJson } from '../errors.js';
+import { ApiError, boundedJson, parseWindowCut, WINDOW_CUT_HEADER, type WindowCut } from '../errors.js';
 import { ConnectionError, queryString, type ApiCall, type Download, type Transport } from './transport.js';
 
 export interface HttpOptions {
@@ -59,8 +59,14 @@ export class HttpTransport implements Transport {
   readonly runsJobs = false;
 
   async request(call: ApiCall): Promise<unknown> {
-    return parse((await this.exchange(call, true)).text!);
+    const { res, text } = await this.exchange(call, true);
+    const header = res.headers[WINDOW_CUT_HEADER];
+    const cut = parseWindowCut(Array.isArray(header) ? header[0] : header);
+    if (cut) this.onWindowCut?.(cut);
+    return parse(text!);
   }
+
+  onWindowCut?: (cut: WindowCut) => void;
 
   /** Streams a successful answer's body; an error answer is read and thrown as ApiError like any other. */
   async download(call: ApiCall): Promise<Download> {

@@ -1,7 +1,7 @@
 // This module is itself loaded lazily (client/api.ts), so the engine it imports
 // costs nothing to remote commands.
-import { initializeLocal, openLocal, type LocalService } from '../api/local.js';
-import { ApiError } from '../errors.js';
+import { initializeLocal, openLocal, type LocalService, type MailRun } from '../api/local.js';
+import { ApiError, parseWindowCut, WINDOW_CUT_HEADER, type WindowCut } from '../errors.js';
 import { existsSync } from 'node:fs';
 import { ConnectionError, queryString, type ApiCall, type Download, type Transport } from './transport.js';
 import { jsonText } from '../api/json-text.js';
@@ -10,6 +10,15 @@ import { jsonText } from '../api/json-text.js';
 const JOB_SLICE_MS = 250;
 /** How long one call may spend posting due webhook deliveries afterwards (an open post is given back). */
 const WEBHOOK_BUDGET_MS = 1_000;
+/** How long one call may spend sending due mail over SMTP afterwards (what is left stays queued for the next process). */
+const MAIL_BUDGET_MS = 10_000;
+
+/** Local mode's SMTP server (settings.mail), and where to say what became of the mail. */
+export interface LocalMail {
+  smtp: import('./smtp-url.js').SmtpTarget;
+  allow: string[];
+  note: (message: string) => void;
+}
 
 /**
  * The route table in-process over the SQLite file. Answers go through JSON text
@@ -21,6 +30,7 @@ export class LocalTransport implements Transport {
   constructor(
     readonly file: string,
     private readonly accountId: number,
+    private readonly mail?: LocalMail,
   ) {}
 
   get target() {
@@ -39,7 +49,7 @@ export class LocalTransport implements Transport {
           undefined,
           `\n  create one here with \`amsg init\`, or name an existing one with --db FILE (AMSG_DB)`,
         );
-      this.service = openLocal(this.file, this.accountId);
+      this.service = openLocal(this.file, this.accountId, undefined, this.mail && { smtp: this.mail.smtp, allow: this.mail.allow });
     }
     return this.service;
   }
@@ -53,7 +63,7 @@ export class LocalTransport implements Transport {
   }
 
   async request(call: ApiCall): Promise<unknown> {
-    const { router, actor, advanceJobs, deliverWebhooks } = await this.open();
+    const { router, actor, advanceJobs, deliverWebhooks, deliverMail } = await this.open();
     const res = await router.handle({
       method: call.method,
       path: call.path,
@@ -67,15 +77,35 @@ export class LocalTransport implements Transport {
     // this CLI, a little after each call (a waiting command polls, so it keeps going).
     advanceJobs(JOB_SLICE_MS);
     await deliverWebhooks(WEBHOOK_BUDGET_MS);
+    this.noteMail(await deliverMail(MAIL_BUDGET_MS));
     const body = res.body === undefined ? undefined : JSON.parse(jsonText(res.body));
     if (res.status >= 400) throw ApiError.fromResponse(res.status, body);
+    const cut = parseWindowCut(res.headers?.[WINDOW_CUT_HEADER]);
+    if (cut) this.onWindowCut?.(cut);
     return body;
   }
 
+  onWindowCut?: (cut: WindowCut) => void;
+
   async advance(budgetMs: number): Promise<void> {
-    const { advanceJobs, deliverWebhooks } = await this.open();
+    const { advanceJobs, deliverWebhooks, deliverMail } = await this.open();
     advanceJobs(Math.min(budgetMs, JOB_SLICE_MS));
     await deliverWebhooks(budgetMs);
+    this.noteMail(await deliverMail(Math.max(budgetMs, MAIL_BUDGET_MS)));
+  }
+
+  /** Says on stderr what became of the mail a call sent, and where what is left goes. */
+  private noteMail(run: MailRun | undefined) {
+    if (!run || !this.mail) return;
+    const server = this.mail.smtp.display;
+    const parts = [];
+    if (run.sent) parts.push(`${run.sent} sent`);
+    if (run.failed) parts.push(`${run.failed} refused for good (amsg mail log)`);
+    if (parts.length) this.mail.note(`mail through ${server}: ${parts.join(', ')}`);
+    if (run.queued)
+      this.mail.note(
+        `${run.queued} message${run.queued === 1 ? '' : 's'} still queued${run.problem ? ` (${run.problem})` : ''}: the next amsg command on ${this.file} (or amsg serve on it) delivers ${run.queued === 1 ? 'it' : 'them'}`,
+      );
   }
 
   async download(call: ApiCall): Promise<Download> {

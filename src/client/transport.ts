@@ -1,3 +1,5 @@
+import type { WindowCut } from '../errors.js';
+
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export type QueryValue = string | number | boolean | undefined;
@@ -43,6 +45,12 @@ export interface Transport {
    * rows). A remote service has its own; nothing to do.
    */
   expectImport?(): void;
+  /**
+   * Told when the service cut a list's window to the records it answers at a time
+   * (WINDOW_CUT_HEADER): the command says so, since the records it shows are fewer
+   * than it asked for.
+   */
+  onWindowCut?: (cut: WindowCut) => void;
   close(): Promise<void>;
 }
 

@@ -1,11 +1,14 @@
 import { commitPerTurn, commitTurn, openDb, outsideTurn } from '../store/db.js';
 import { clockFromEnv } from '../service/clock.js';
 import { initialize } from '../service/accounts/accounts.js';
-import { advanceJobs } from '../service/jobs.js';
+import { advanceJobs, advanceServerJobs } from '../service/jobs.js';
 import { ImportWriter } from '../service/imports/import-writer.js';
 import { preferAccepting } from '../service/events/workflows.js';
 import { Deliverer } from '../service/webhooks/deliver.js';
+import { configureMail, type MailSettings } from '../service/mail/settings.js';
+import type { MailDeliverOptions } from '../service/mail/deliver.js';
 import { startServer, type RunningServer } from './server.js';
+import type { ConsoleOptions } from './console/index.js';
 import { restoreSnapshot, takeSnapshot } from '../store/snapshot.js';
 import { checkOncePerTurn } from '../store/memo.js';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,8 +28,12 @@ export interface ServeRequest {
   /** Take a snapshot of the database as it is at start, for `POST /_sandbox/reset` (after `--seed`). */
   keepStartingState?: boolean;
   strict?: boolean;
+  /** The web console under /ui: on unless false (`--no-console`). */
+  console?: false | ConsoleOptions;
   /** The import writer to use (tests give one with the built thread script); by default the one for `db`. */
   importWriter?: ImportWriter;
+  /** Real mail out over SMTP (--smtp, --smtp-allow); the links of its confirmations point at this server. */
+  mail?: Omit<MailSettings, 'publicUrl'> & { deliver?: MailDeliverOptions };
 }
 
 /**
@@ -66,6 +73,7 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
     importWriter,
     sandboxReset: resetTo ? () => restoreSnapshot(resetTo, req.db) : undefined,
     strict: req.strict,
+    console: req.console,
   });
   // Due jobs run in the background, in short slices so requests are not held up:
   // a slice holds the event loop (and every request waiting on it) for its whole
@@ -78,7 +86,7 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
     immediate = undefined;
     // Each job batch commits on its own, as before commitPerTurn: held open into the next
     // turn, a slice's writes made every answer of that turn wait for the slice after it.
-    const more = outsideTurn(db, () => advanceJobs(db, clock, JOB_SLICE_MS));
+    const more = outsideTurn(db, () => advanceJobs(db, clock, JOB_SLICE_MS) || advanceServerJobs(db, JOB_SLICE_MS));
     // Not unref'd: an unref'd immediate does not keep the poll phase from blocking, so
     // with no request arriving the next slice waited for the next timer (~150 ms).
     if (more) immediate = setImmediate(tick);
@@ -88,6 +96,23 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
   // Webhook posts go out in the background too, woken by each event this process fires.
   const deliverer = new Deliverer(db, clock);
   deliverer.start();
+  // And mail, when there is an SMTP server: nodemailer loads with the first message due.
+  let mailer: import('../service/mail/deliver.js').MailDeliverer | undefined;
+  if (req.mail) {
+    const { deliver, ...settings } = req.mail;
+    configureMail(db, { ...settings, publicUrl: running.url });
+    const { MailDeliverer } = await import('../service/mail/deliver.js');
+    mailer = new MailDeliverer(
+      db,
+      clock,
+      { ...settings, publicUrl: running.url },
+      {
+        report: (line) => process.stderr.write(`amsg: ${line}\n`),
+        ...deliver,
+      },
+    );
+    mailer.start();
+  }
   return {
     ...running,
     created: init.created ? { public_key: init.public_key!, private_key: init.private_key! } : undefined,
@@ -96,6 +121,7 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
       if (immediate) clearImmediate(immediate);
       await running.close();
       await deliverer.stop();
+      await mailer?.stop();
       await importWriter?.close();
       commitTurn(db);
       db.close();

@@ -7,13 +7,16 @@ import { afterCommit, commitTurn, type Db } from '../store/db.js';
 import type { Clock } from '../service/clock.js';
 import type { Actor } from '../service/context.js';
 import type { ImportWriter } from '../service/imports/import-writer.js';
-import { authenticate } from '../service/accounts/accounts.js';
+import { authenticate, initAccountId, isSandboxOwner } from '../service/accounts/accounts.js';
 import { TableMemo } from '../store/memo.js';
 import { Router, type ApiRequest, type ApiResponse } from '../api/router.js';
 import { jsonText } from '../api/json-text.js';
 import { openapiDocument } from '../api/openapi.js';
+import { answerMailLink, isMailLink } from '../api/mail-links.js';
 import { VERSION } from '../version.js';
 import { INBOUND_LIMIT, tooLarge } from '../service/events/workflows.js';
+import { parseQuery } from './query.js';
+import { createConsole, type Console, type ConsoleOptions } from './console/index.js';
 
 export const BODY_LIMIT = 10 * 1024 * 1024;
 
@@ -43,6 +46,8 @@ export interface ServeOptions {
   strict?: boolean;
   /** Where the log lines go (ignored parameters); stderr by default. */
   log?: (line: string) => void;
+  /** The web console under /ui (docs/console-contract.md): on unless false (`amsg serve --no-console`). */
+  console?: false | ConsoleOptions;
 }
 
 /** The sandbox-only route: not part of the service's interface, so not in the route table or openapi.json. */
@@ -51,6 +56,10 @@ export const SANDBOX_RESET_PATH = '/_sandbox/reset';
 export interface RunningServer {
   url: string;
   server: http.Server;
+  /** The console, unless it is off. */
+  console?: Console;
+  /** A fresh one-time console sign-in link (`console: …` on stderr), on a loopback address when the server listens on all. */
+  consoleUrl?(): string;
   close(): Promise<void>;
 }
 
@@ -216,15 +225,50 @@ function refuseMalformed(err: NodeJS.ErrnoException, socket: Duplex) {
   setTimeout(() => socket.destroy(), LINGER_MS).unref();
 }
 
-function send(res: http.ServerResponse, r: ApiResponse, headers: http.OutgoingHttpHeaders = {}) {
-  if (r.raw) return; // streamed by the caller
+/** An answer ready to be written: its body text encoded and its headers checked (prepare). */
+interface Prepared {
+  status: number;
+  headers: http.OutgoingHttpHeaders;
+  text: string;
+}
+
+/**
+ * Encodes an answer and checks every header value as node would when writing it, so
+ * that whatever cannot be written throws here, before anything is sent (and, for a
+ * write, before the turn is committed: see respond).
+ */
+function prepare(r: ApiResponse, headers: http.OutgoingHttpHeaders = {}): Prepared {
   const text = jsonText(r.body);
-  res.writeHead(r.status, {
+  const all: http.OutgoingHttpHeaders = {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(text),
     ...headers,
-  });
-  res.end(text);
+  };
+  for (const [name, value] of Object.entries(all)) {
+    http.validateHeaderName(name);
+    if (value !== undefined) http.validateHeaderValue(name, Array.isArray(value) ? value.join(', ') : String(value));
+  }
+  return { status: r.status, headers: all, text };
+}
+
+function write(res: http.ServerResponse, p: Prepared) {
+  res.writeHead(p.status, p.headers);
+  res.end(p.text);
+}
+
+function send(res: http.ServerResponse, r: ApiResponse, headers: http.OutgoingHttpHeaders = {}) {
+  if (r.raw) return; // streamed by the caller
+  write(res, prepare(r, headers));
+}
+
+/** `attachment; filename="…"`, with RFC 6266's `filename*` when the name is not plain ASCII. */
+function attachment(filename: string): string {
+  const plain = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  if (plain === filename) return `attachment; filename="${filename}"`;
+  const encoded = Array.from(Buffer.from(filename, 'utf8'), (b) =>
+    /[A-Za-z0-9!#$&+.^_`|~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`,
+  ).join('');
+  return `attachment; filename="${plain}"; filename*=UTF-8''${encoded}`;
 }
 
 function credentials(header: string | undefined): [string, string] | undefined {
@@ -244,37 +288,107 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const openapi = JSON.stringify(openapiDocument(router.routes, VERSION));
   const lingering = new Set<http.IncomingMessage>();
 
+  /**
+   * A 500 for a request whose answer could not be given, or a cut connection once part
+   * of it was sent. Never throws: it runs where a throw would end the process (a
+   * callback after the turn's commit, a stream's error).
+   */
   const fail = (res: http.ServerResponse, err: unknown) => {
-    if (!res.headersSent) send(res, { status: 500, body: { error: `internal error: ${(err as Error).message}` } });
-    else res.destroy();
+    try {
+      if (!res.headersSent) return send(res, { status: 500, body: { error: `internal error: ${(err as Error)?.message ?? String(err)}` } });
+    } catch {
+      // Not even the 500 could be written: the connection is all there is left to end.
+    }
+    res.destroy();
   };
 
-  /** Routes an authenticated request and writes the answer (in this tick when the handler is synchronous). */
-  const answer = (_req: http.IncomingMessage, res: http.ServerResponse, request: ApiRequest) => {
+  /**
+   * Routes an authenticated request and writes the answer (in this tick when the handler
+   * is synchronous). `headers` are added to it (the console's).
+   */
+  const answer = (res: http.ServerResponse, request: ApiRequest, headers?: Record<string, string>) => {
     const pending = router.handle(request);
-    if (!(pending instanceof Promise)) return void respond(res, pending, request);
-    pending.then((result) => respond(res, result, request)).catch((err) => fail(res, err));
+    if (!(pending instanceof Promise)) return void respond(res, pending, request, headers);
+    pending.then((result) => respond(res, result, request, headers)).catch((err) => fail(res, err));
   };
 
-  /** Answers once the turn's writes are committed (commitPerTurn: at once on other connections); a 500 if they could not be. */
-  const respond = (res: http.ServerResponse, result: ApiResponse, request: ApiRequest) =>
-    afterCommit(opts.db, (failed) => (failed === undefined ? respondNow(res, result, request) : fail(res, failed)));
+  /**
+   * Answers once the turn's writes are committed (commitPerTurn: at once on other
+   * connections); a 500 if they could not be.
+   *
+   * The answer is encoded and its headers checked now, before the commit, not in the
+   * callback after it: a write's answer that could not be given would otherwise be
+   * found only once the write was kept. The turn's transaction holds the writes of
+   * every request answered in this turn, so one request's writes cannot be taken back
+   * alone once its handler returned; what can be done is to know before the commit,
+   * and answer a 500 that says the changes were kept (and log it), never a silent one.
+   * Header values built from request data (the ignored parameters' names) are encoded
+   * by the router before the handler runs (headerSafeName), so this is the last guard.
+   * `headers` are added to the answer (the console's).
+   */
+  const respond = (res: http.ServerResponse, result: ApiResponse, request: ApiRequest, headers?: Record<string, string>) => {
+    let ready: Prepared | undefined;
+    if (!result.raw)
+      try {
+        ready = prepare(result, headers ? { ...headers, ...result.headers } : result.headers);
+      } catch (err) {
+        const wrote = request.method !== 'GET' && result.status < 400;
+        log(
+          `${request.method} ${request.path}: the answer could not be written (${(err as Error).message})${wrote ? '; any changes it made were kept' : ''}`,
+        );
+        ready = prepare({
+          status: 500,
+          body: {
+            error: `internal error: the answer could not be written (${(err as Error).message})${wrote ? '; the request was carried out, and any changes it made were kept' : ''}`,
+          },
+        });
+      }
+    afterCommit(opts.db, (failed) => {
+      try {
+        if (failed !== undefined) fail(res, failed);
+        else respondNow(res, result, request, ready, headers);
+      } catch (err) {
+        fail(res, err);
+      }
+    });
+  };
 
-  const respondNow = (res: http.ServerResponse, result: ApiResponse, request: ApiRequest) => {
+  const respondNow = (
+    res: http.ServerResponse,
+    result: ApiResponse,
+    request: ApiRequest,
+    ready: Prepared | undefined,
+    headers?: Record<string, string>,
+  ) => {
     // A misspelled parameter is ignored, as the real service does: the log says so.
     if (result.ignored)
       log(`${request.method} ${request.path}: ignored unknown parameters ${result.ignored.join(', ')} (amsg serve --strict refuses them)`);
-    if (!result.raw) return send(res, result, result.headers);
-    const raw = result.raw;
+    if (ready) return write(res, ready);
+    const raw = result.raw!;
     res.writeHead(200, {
+      ...headers,
       'content-type': raw.contentType,
-      ...(raw.filename ? { 'content-disposition': `attachment; filename="${raw.filename}"` } : {}),
+      ...(raw.filename ? { 'content-disposition': attachment(raw.filename) } : {}),
     });
     const data = raw.data;
     pipeline(typeof data === 'string' || Buffer.isBuffer(data) ? Readable.from([data]) : Readable.from(data), res).catch((err) =>
       fail(res, err),
     );
   };
+
+  const consoleApp =
+    opts.console === false
+      ? undefined
+      : createConsole(
+          {
+            db: opts.db,
+            router,
+            answer,
+            readBody: (req, res, limit, then) => readBody(req, res, lingering, limit, then, (err) => fail(res, err)),
+            reserved: [SANDBOX_RESET_PATH],
+          },
+          opts.console,
+        );
 
   // Not an async function: a GET with no body is answered without a promise, which
   // is a measurable share of a small request's cost (bench/RESULTS.md).
@@ -285,10 +399,25 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       // The raw path (still percent-encoded) goes to the router, which decodes each
       // segment once: an e-mail with %40 or a raw @, and a + stays a plus.
       const rawPath = q < 0 ? target : target.slice(0, q);
+      // The console has its own sign-in (a session cookie), so it comes before the key check.
+      if (rawPath === '/ui' || rawPath.startsWith('/ui/')) {
+        if (consoleApp) return consoleApp.handle(req, res, rawPath, q < 0 ? '' : target.slice(q + 1));
+        req.resume();
+        return send(res, { status: 404, body: { error: 'the console is off (amsg serve --no-console)' } });
+      }
       // The interface description is public; everything else needs a key pair.
       if (req.method === 'GET' && rawPath === '/openapi.json') {
         res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
         return void res.end(openapi);
+      }
+      // An opt-in confirmation's links are followed from a mail client, with no key.
+      if (isMailLink(rawPath)) {
+        req.resume();
+        const answer = answerMailLink(opts.db, opts.clock, req.method ?? 'GET', rawPath);
+        return void afterCommit(opts.db, () => {
+          res.writeHead(answer.status, { 'content-type': 'text/html; charset=utf-8', ...(answer.allow ? { allow: answer.allow } : {}) });
+          res.end(answer.html);
+        });
       }
       const header = req.headers.authorization;
       // A known pair is not decoded and hashed again until a key or a user changes (a
@@ -320,20 +449,17 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       const wait = limiter?.hit(credentials(header!)![0], Date.now());
       if (wait)
         return answerUnread(req, res, { status: 403, body: { error: 'Rate Limit Exceeded' } }, { 'retry-after': String(wait) }, lingering);
-      if (rawPath === SANDBOX_RESET_PATH) return sandboxReset(req, res, actor.role);
-      const query: Record<string, string> = {};
-      // A repeated key (import_ids=1&import_ids=2, as Python's requests writes a list) is one comma list.
-      if (q >= 0)
-        for (const [k, v] of new URLSearchParams(target.slice(q + 1))) query[k] = Object.hasOwn(query, k) ? `${query[k]},${v}` : v;
+      if (rawPath === SANDBOX_RESET_PATH) return sandboxReset(req, res, actor);
+      const query = q >= 0 ? parseQuery(target.slice(q + 1)) : {};
       const request = { method: req.method ?? 'GET', path: rawPath, query, body: '', actor };
       // Most GETs carry no body at all: skip the read loop for them.
-      if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return answer(req, res, request);
+      if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return answer(res, request);
       readBody(
         req,
         res,
         lingering,
         bodyLimitOf(rawPath),
-        (body) => answer(req, res, { ...request, body }),
+        (body) => answer(res, { ...request, body }),
         (err) => fail(res, err),
       );
     } catch (err) {
@@ -341,17 +467,21 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     }
   });
   /**
-   * `POST /_sandbox/reset`: the owner's key only (it replaces every account's data),
+   * `POST /_sandbox/reset`: the sandbox owner's key only (it replaces every account's data, so
+   * not a sub-account owner's, who owns one account of it),
    * answered once the starting state is back. Requests that arrive meanwhile wait on
    * SQLite's lock and then see the restored state.
    */
-  const sandboxReset = (req: http.IncomingMessage, res: http.ServerResponse, role: string) => {
+  const sandboxReset = (req: http.IncomingMessage, res: http.ServerResponse, actor: Actor) => {
     req.resume();
     if (req.method !== 'POST') return send(res, { status: 405, body: { error: `${SANDBOX_RESET_PATH} takes POST` } }, { allow: 'POST' });
-    if (role !== 'owner')
+    if (!isSandboxOwner(opts.db, actor))
       return send(res, {
         status: 403,
-        body: { error: `forbidden: ${SANDBOX_RESET_PATH} needs the owner's key (it restores every account)`, access: 'owner' },
+        body: {
+          error: `forbidden: ${SANDBOX_RESET_PATH} needs the key of the sandbox's owner, an owner of account ${initAccountId(opts.db)} (the account amsg init made): it restores every account`,
+          access: 'sandbox owner',
+        },
       });
     if (!opts.sandboxReset)
       return send(res, {
@@ -377,9 +507,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   });
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  // Listening on every address: the link a person on this machine opens is the loopback one.
+  const local = addr.address === '0.0.0.0' ? '127.0.0.1' : addr.address === '::' ? '[::1]' : host;
   return {
     url: `http://${host}:${addr.port}`,
     server,
+    console: consoleApp,
+    consoleUrl: consoleApp && (() => consoleApp.signInUrl(`http://${local}:${addr.port}`)),
     close: () =>
       new Promise<void>((resolve) => {
         // close() drops only the connections idle at that moment; one whose request
@@ -392,6 +526,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         });
         server.closeIdleConnections();
         for (const req of lingering) req.socket.destroy();
+        // An open event stream is never idle: end it.
+        consoleApp?.close();
       }),
   };
 }

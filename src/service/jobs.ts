@@ -16,6 +16,7 @@ import { advanceSearches, ownWrites } from './audience/searches.js';
 import { advancePurges } from './accounts/subaccounts.js';
 import { advanceInbound } from './events/workflows.js';
 import { advanceWebhookPrune } from './webhooks/retention.js';
+import { advanceEmailSearch } from './audience/member-search.js';
 
 /** Runs due jobs for up to budgetMs; answers whether work is left. */
 export function advanceJobs(db: Db, clock: Clock, budgetMs: number): boolean {
@@ -34,4 +35,15 @@ export function advanceJobs(db: Db, clock: Clock, budgetMs: number): boolean {
   // The outbox is written by firing alone, which no search looks at.
   const pruneLeft = ownWrites(db, () => advanceWebhookPrune(db, clock, left()));
   return importsLeft || inboundLeft || mailingsLeft || smsLeft || searchesLeft || purgesLeft || pruneLeft;
+}
+
+/**
+ * Background work only a long-running server does (`amsg serve`, `amsg console`), when
+ * no job is due: the e-mail search index of new members (members/search). Not after each
+ * local command: indexing a large import's members (~45 µs each) would slow every
+ * command after it until done; a search scans the members not indexed yet itself.
+ */
+export function advanceServerJobs(db: Db, budgetMs: number): boolean {
+  // Read by nothing a saved search looks at.
+  return ownWrites(db, () => advanceEmailSearch(db, budgetMs));
 }

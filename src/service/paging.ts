@@ -2,7 +2,8 @@
  * Windows over lists: `start`/`end` as a zero-based window [start, end) over a list
  * in id order, the spec's convention for every list that takes them. A window holds
  * at most PAGE_SIZE records (the default when `end` is not given), so every page
- * answers in bounded time; a client pages through a large list window by window.
+ * answers in bounded time; a client pages through a large list window by window. A
+ * longer window asked for is answered with its first PAGE_SIZE records, not refused.
  */
 import { badRequest } from '../errors.js';
 
@@ -14,16 +15,16 @@ export interface Window {
 /** The default and largest window (the spec's default `end` of 500). */
 export const PAGE_SIZE = 500;
 
-/** LIMIT and OFFSET of a window; a 400 naming `end` when it is before `start` or the window is too long. */
+/**
+ * LIMIT and OFFSET of a window; a 400 naming `end` when it is before `start`. A window
+ * longer than PAGE_SIZE holds its first PAGE_SIZE records (the route table cuts it
+ * before the service sees it, and says so in a response header: Router's cutWindow).
+ */
 export function windowOf(w: Window): { limit: number; offset: number } {
   const offset = w.start ?? 0;
   const end = w.end ?? offset + PAGE_SIZE;
   if (end < offset) throw badRequest(`end: must not be before start (${offset}), got ${end}`, { field: 'end' });
-  if (end - offset > PAGE_SIZE)
-    throw badRequest(`end: a window holds at most ${PAGE_SIZE} records (start ${offset}, end ${end}); page through with start and end`, {
-      field: 'end',
-    });
-  return { limit: end - offset, offset };
+  return { limit: Math.min(end - offset, PAGE_SIZE), offset };
 }
 
 /**

@@ -316,7 +316,14 @@ function endTurn(turn: Turn, failed: unknown) {
   turn.open = false;
   const waiting = turn.waiting;
   turn.waiting = [];
-  for (const then of waiting) then(failed);
+  // Each waiter is one request's answer: one that throws must not keep the others
+  // unanswered, nor (at the turn's end, in a setImmediate) end the process.
+  for (const then of waiting)
+    try {
+      then(failed);
+    } catch (err) {
+      process.emitWarning(err instanceof Error ? (err.stack ?? err.message) : String(err), 'AmsgInternalError');
+    }
 }
 
 /**

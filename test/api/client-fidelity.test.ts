@@ -322,3 +322,45 @@ describe('answer shapes that clients parse', () => {
     expect(countRows(s, 'members')).toBe(1);
   });
 });
+
+describe("GET /{account_id}/automation/workflows: the real service's path for its workflows", () => {
+  it("answers the list the Python client's Workflow parses (workflow_id, name, status, created_at and updated_at as %Y-%m-%d %H:%M:%S.%f); amsg's /workflows stays", async () => {
+    await createGroups(s, 'Buyers');
+    const workflow = { name: 'Web buyers', match: { type: 'purchase' }, actions: [{ type: 'add_to_groups', group_ids: [1] }] };
+    expect(await ok(s, 'POST', '/1/workflows', { body: workflow })).toBe(1);
+    s.clock.set('2026-03-05T06:07:08.250Z');
+    expect(await ok(s, 'POST', '/1/workflows', { body: { ...workflow, name: 'Shop buyers' } })).toBe(2);
+    s.clock.set('2026-03-06T00:00:00.000Z');
+    await ok(s, 'PUT', '/1/workflows/1', { body: { name: 'Web and app buyers' } });
+
+    const first = {
+      workflow_id: '1',
+      name: 'Web and app buyers',
+      status: 'active',
+      created_at: '2026-03-04 05:06:07.000000',
+      updated_at: '2026-03-06 00:00:00.000000',
+    };
+    const second = {
+      workflow_id: '2',
+      name: 'Shop buyers',
+      status: 'active',
+      created_at: '2026-03-05 06:07:08.250000',
+      updated_at: '2026-03-05 06:07:08.250000',
+    };
+    expect(await ok(s, 'GET', '/1/automation/workflows')).toEqual([first, second]);
+    // Paged and counted as every list of the real service (its client's paginated_get).
+    expect(await ok(s, 'GET', '/1/automation/workflows', { query: { start: '1', end: '2' } })).toEqual([second]);
+    expect(await ok(s, 'GET', '/1/automation/workflows', { query: { count: 'true' } })).toBe(2);
+    // One by id, and the counts by state (the .NET and Node clients call both).
+    expect(await ok(s, 'GET', '/1/automation/workflows/2')).toEqual(second);
+    expect(await s.call('GET', '/1/automation/workflows/9')).toEqual({ status: 404, body: { error: 'workflow 9 not found' } });
+    expect(await ok(s, 'GET', '/1/automation/counts')).toEqual({ account_id: 1, active: 2, inactive: 0, draft: 0 });
+    // amsg's own path keeps its own shape: the match, the actions, the run count.
+    expect(await ok(s, 'GET', '/1/workflows/1')).toMatchObject({
+      workflow_id: 1,
+      name: 'Web and app buyers',
+      match: { type: 'purchase' },
+      run_count: 0,
+    });
+  });
+});

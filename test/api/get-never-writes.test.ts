@@ -124,6 +124,7 @@ const snapshot = () =>
 /** The query a GET route requires. */
 const QUERIES: Record<string, Record<string, string>> = {
   '/{account_id}/sms/billing/credit_usage': { from_date: '2026-03-01', to_date: '2026-04-01' },
+  '/{account_id}/members/search': { q: 'example' },
 };
 
 describe('every GET route leaves the database as it was', () => {

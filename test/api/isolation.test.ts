@@ -25,6 +25,7 @@ import { ROUTES } from '../../src/api/routes/index.js';
 import type { Route } from '../../src/api/route.js';
 import type { Actor } from '../../src/service/context.js';
 import { ok } from './util.js';
+import { configureMail } from '../../src/service/mail/settings.js';
 
 let s: TestService;
 const HQ1 = 1;
@@ -116,6 +117,8 @@ beforeAll(async () => {
   keys.noList = keyOf(HQ1, 'manager@hq1.org');
   await ok(s, 'PUT', `/1/enterprise/${keys.noList.user_id}/subaccounts`, { body: { accounts: [C] } });
 
+  // Real mail configured (nothing delivers here: no deliverer runs), so each account queues a test send.
+  configureMail(s.db, { smtp: { host: '127.0.0.1', port: 9, secure: false, display: 'smtp://127.0.0.1:9' }, allow: [] });
   await seed(keys.attacker, B, 'b');
   await seed(localActor(s.db, A), A, 'a');
   await ok(s, 'POST', '/1/users', { body: { email: 'user@hq1.org', role: 'user' } });
@@ -209,6 +212,8 @@ async function seed(actor: Actor, account: number, tag: string) {
     match: { type: 'purchase' },
     actions: [{ type: 'add_to_groups', group_ids: [gold] }],
   });
+  // A test send over SMTP: one queued message in the mail log.
+  await call('POST', `/mailings/${mailing.mailing_id ?? mailing}/test`, { recipient_emails: [`${tag}-test@example.org`] });
   const inbound = await send(actor, 'POST', `/v1/${account}/events`, { email: `${tag}0@example.org`, type: 'purchase' });
   if (inbound.status !== 200) throw new Error(`POST /v1/${account}/events: ${inbound.status} ${JSON.stringify(inbound.body)}`);
   while (advanceJobs(s.db, s.clock, 50));

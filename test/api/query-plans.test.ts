@@ -38,6 +38,7 @@ const LARGE_TABLES = [
   'webhook_deliveries',
   'webhook_events',
   'webhook_attempts',
+  'mail_outbox',
 ];
 
 let s: TestService;
@@ -253,8 +254,30 @@ const ROUTES: ListRoute[] = [
   { path: '/1/webhooks/deliveries', query: { webhook_id: '{webhook}' } },
   { path: '/1/webhooks/deliveries', query: { webhook_id: '{webhook}', status: 'p' } },
   { path: '/1/webhooks/deliveries', query: { count: 'true', status: 'p' } },
+  // The SMTP mail log (newest first).
+  { path: '/1/mail/log' },
+  { path: '/1/mail/log', query: { start: '1', end: '3' } },
+  { path: '/1/mail/log', query: { count: 'true' } },
   // Field relationships (a field belongs to one at most, so they are few).
   { path: '/1/fields/relationships' },
+  // The console's reads (issue 33): member search (the trigram index, and the members it
+  // has not reached: w1-w3 were added after the last job run), a member's timeline and
+  // subscriptions, previews, opens and clicks over time, failures of the webhook log.
+  { path: '/1/members/search', query: { q: 'example' } },
+  { path: '/1/members/search', query: { q: '@example.com', start: '1', end: '3' } },
+  { path: '/1/members/search', query: { q: 'an' } },
+  { path: '/1/members/{ann}/timeline' },
+  { path: '/1/members/{ann}/timeline', query: { start: '1', end: '4' } },
+  { path: '/1/members/{ann}/subscriptions' },
+  { path: '/1/mailings/{mailing}/preview' },
+  { path: '/1/mailings/{mailing}/preview', query: { member_id: '{ann}' } },
+  { path: '/1/response/{mailing}/timeline' },
+  { path: '/1/response/{mailing}/timeline', query: { bucket: 'day' } },
+  { path: '/1/webhooks/deliveries', query: { failing: 'true' } },
+  { path: '/1/webhooks/deliveries', query: { failing: 'true', webhook_id: '{webhook}' } },
+  { path: '/1/webhooks/deliveries', query: { failing: 'true', count: 'true' } },
+  { path: '/1/webhooks/deliveries/1' },
+  { path: '/1/sms/campaigns/{campaign}/preview', query: { member_id: '{ann}' } },
 ];
 
 describe('list routes read in index order, without a sort or a scan of the audience', () => {

@@ -165,7 +165,9 @@ describe('GET /response/{mailing_id}', () => {
       expect((await s.call('GET', `/1/response/999/${name}`)).status).toBe(404);
     expectFieldError(await s.call('GET', `/1/response/${id}/deliveries`, { query: { result: 'lost' } }), 'result');
     expectFieldError(await s.call('GET', `/1/response/${id}/clicks`, { query: { link_id: 'x' } }), 'link_id');
-    expectFieldError(await s.call('GET', `/1/response/${id}/opens`, { query: { start: '0', end: '501' } }), 'end');
+    expectFieldError(await s.call('GET', `/1/response/${id}/opens`, { query: { start: '1', end: '0' } }), 'end');
+    // A window longer than 500 is cut, not refused (test/api/window-cut.test.ts).
+    expect((await s.call('GET', `/1/response/${id}/opens`, { query: { start: '0', end: '501' } })).status).toBe(200);
   });
 
   it('counts the send and every simulated event, and the lists agree with the figures', async () => {
@@ -238,6 +240,61 @@ describe('GET /response/{mailing_id}', () => {
     expect(await count(other, 'clicks', { link_id: String(fresh) })).toBe(0);
     expect(await list(other, 'clicks', { link_id: String(fresh) })).toEqual([]);
     expect(await list(id, 'clicks', { member_id: String(ids.bob), link_id: String(fresh) })).toHaveLength(2);
+  });
+
+  it('tracks a link whose URL holds personalization tags: one link record, each click recorded against it', async () => {
+    const html =
+      '<a href="https://shop.example.com/spring?m=[% mailing_id %]">Spring</a> ' +
+      '<a href="https://shop.example.com/?n=[% member:first_name | default:"friend" %]&amp;x=1">Hi</a> ' +
+      '<a class=plain href=https://shop.example.com/plain>Plain</a> <a href="[% optout_url %]">opt out</a>';
+    const text =
+      'Spring: https://shop.example.com/spring?m=[% mailing_id %] and https://shop.example.com/?n=[% member:first_name %]!\nOpt out: [% optout_url %]';
+    const id = await create({ html_body: html, plaintext: text });
+    runJobs();
+    const [spring, hi, plain, springText, hiText] = linkIds(id);
+    s.clock.advance(60_000);
+    await sim('click', id, ids.ann); // the first link: the personalized one
+    await sim('click', id, ids.bob, { link_id: spring });
+    await sim('click', id, ids.cid, { link_id: hi });
+    await sim('click', id, ids.cid, { link_id: springText });
+    const link = (link_id: number, link_order: number, link_name: string, link_target: string, plaintext: boolean, clicks: number) => ({
+      link_id,
+      link_order,
+      link_name,
+      link_target,
+      plaintext,
+      unique_clicks: clicks,
+      total_clicks: clicks,
+    });
+    // Every link, as written (tags and all), in order; the opt-out link is the system's, not the mailing's.
+    expect(await list(id, 'links')).toEqual([
+      link(spring, 1, 'Spring', 'https://shop.example.com/spring?m=[% mailing_id %]', false, 2),
+      link(hi, 2, 'Hi', 'https://shop.example.com/?n=[% member:first_name | default:"friend" %]&amp;x=1', false, 1),
+      link(plain, 3, 'Plain', 'https://shop.example.com/plain', false, 0),
+      link(
+        springText,
+        4,
+        'https://shop.example.com/spring?m=[% mailing_id %]',
+        'https://shop.example.com/spring?m=[% mailing_id %]',
+        true,
+        1,
+      ),
+      link(
+        hiText,
+        5,
+        'https://shop.example.com/?n=[% member:first_name %]!',
+        'https://shop.example.com/?n=[% member:first_name %]!',
+        true,
+        0,
+      ),
+    ]);
+    expect((await list(id, 'clicks', { member_id: String(ids.ann) })).map((c: { link_id: number }) => c.link_id)).toEqual([spring]);
+    expect(await count(id, 'clicks', { link_id: String(spring) })).toBe(2);
+    await expectIdentities(id);
+    // Each member's message carries the link with the tags filled in.
+    const message = (await ok(s, 'GET', `/1/mailings/${id}/messages/${ids.ann}`, { query: { type: 'html' } })).html_body;
+    expect(message).toContain(`href="https://shop.example.com/spring?m=${id}"`);
+    expect(message).toContain('href="https://shop.example.com/?n=Ann&amp;x=1"');
   });
 
   it('answers each list in the real service shape, with @D: times', async () => {
@@ -488,6 +545,8 @@ describe('the route table', () => {
     expect(response.map((r) => r.path.replace('/{account_id}/response', '') || '/')).toEqual([
       '/',
       '/{mailing_id}',
+      // Opens and clicks over time (the console's chart).
+      '/{mailing_id}/timeline',
       ...[
         'sends',
         'in_progress',

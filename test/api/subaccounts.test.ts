@@ -222,13 +222,15 @@ describe('GET /{parent_account_id}/enterprise/subaccounts', () => {
     expect(await ids({ start: '5' })).toEqual([]);
     expect(await list({ count: 'true', status: 'trial' })).toBe(2);
     expectFieldError(await s.call('GET', '/1/enterprise/subaccounts', { query: { status: 'trial,closed' } }), 'status');
-    expectFieldError(await s.call('GET', '/1/enterprise/subaccounts', { query: { start: '0', end: '501' } }), 'end');
+    expectFieldError(await s.call('GET', '/1/enterprise/subaccounts', { query: { start: '1', end: '0' } }), 'end');
   });
 
   it('pages past 500 sub-accounts with start and end', async () => {
     for (let i = 0; i < 503; i++) await createOk(`shop ${i}`);
     expect((await ok(s, 'GET', '/1/enterprise/subaccounts')).subaccounts).toHaveLength(500);
     const rest = (await ok(s, 'GET', '/1/enterprise/subaccounts', { query: { start: '500', end: '1000' } })).subaccounts;
+    // A window longer than 500 holds its first 500.
+    expect((await ok(s, 'GET', '/1/enterprise/subaccounts', { query: { start: '3', end: '100000' } })).subaccounts).toHaveLength(500);
     expect(rest.map((x: { account_name: string }) => x.account_name)).toEqual(['shop 500', 'shop 501', 'shop 502']);
   });
 

@@ -90,6 +90,19 @@ describe.each<Mode>(['local', 'remote'])('list commands (%s)', (mode) => {
     expect(JSON.parse(groups.stdout).map((g: any) => g.group_name)).toEqual(['Gold']);
   });
 
+  test('a window longer than 500 asked with `api call` is answered with its first 500, and stderr says it was cut', async () => {
+    const r = await run('api', 'call', 'GET', '/1/members', '--query', 'start=100', '--query', 'end=1000000', '--json');
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).map((m: any) => m.member_id)).toEqual(Array.from({ length: 500 }, (_, i) => i + 101));
+    expect(r.stderr).toContain(
+      "amsg: the service answers at most 500 records at a time: records 100 to 600 of the 100 to 1000000 asked for; ask for the next window from start=600 (a list command's --all pages through)",
+    );
+    // A list command asks a page at a time, so --end past 500 is never cut: every row comes.
+    const listed = await run('members', 'list', '--start', '100', '--end', '1100', '--json');
+    expect(JSON.parse(listed.stdout)).toHaveLength(1000);
+    expect(listed.stderr).not.toContain('at most 500');
+  });
+
   test('a bad list flag is a usage error before any request', async () => {
     for (const args of [
       ['members', 'list', '--start', 'abc'],

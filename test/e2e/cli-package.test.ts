@@ -133,6 +133,7 @@ test('npm pack gives a package that runs from the PATH outside the clone', async
       'dist/undici.cjs.cache',
       'dist/faker.cjs',
       'dist/faker.cjs.cache',
+      'dist/nodemailer.cjs',
       'dist/ink-react.js',
       'dist/import-writer-thread.js',
       'man/amsg.1',

@@ -2,7 +2,7 @@
  * A seeded, bounded fuzz of every route of the route table over real HTTP (`startServer`).
  *
  * It sends what clients get wrong and what attackers try: wrong types, huge numbers,
- * deep nesting, unknown keys, invalid percent-encoding and invalid UTF-8 in paths,
+ * deep nesting, unknown keys (with names outside Latin-1), invalid percent-encoding and invalid UTF-8 in paths,
  * queries and bodies, bodies over the 10 MB limit, and a second account's key. It
  * fails on
  *   - a 5xx the spec does not document (it documents one: a 500 for an invalid `type` of
@@ -26,6 +26,8 @@ import { createKey, initialize, localActor } from '../../src/service/accounts/ac
 import { BODY_LIMIT, startServer, type RunningServer } from '../../src/server/server.js';
 import { ROUTES } from '../../src/api/routes/index.js';
 import type { Route } from '../../src/api/route.js';
+import { IGNORED_HEADER } from '../../src/api/router.js';
+import { serve } from '../../src/server/index.js';
 
 const SEED = Number(process.env.AMSG_FUZZ_SEED ?? 20_260_304);
 const REQUESTS = Number(process.env.AMSG_FUZZ_REQUESTS ?? 3_000);
@@ -165,7 +167,8 @@ function fromSchema(rng: Rng, schema: JsonSchema | undefined, key: string, pools
       if (!schema.properties)
         for (let i = rng.int(4); i > 0; i--)
           out[rng.pick(pools.field_name ?? ['email'])] = rng.chance(0.8) ? anyJson(rng, depth) : hostile(rng);
-      if (rng.chance(0.05)) out[rng.pick(['surprise', 'email', 'first_name', '__proto__'])] = anyJson(rng);
+      // Unknown keys too, named in a response header: some with names no header can carry as they are.
+      if (rng.chance(0.05)) out[rng.pick(['surprise', 'email', 'first_name', '__proto__', '北京', '\ud800', 'a\nb'])] = anyJson(rng);
       return out;
     }
     case 'array': {
@@ -327,7 +330,7 @@ function queryFor(rng: Rng, route: Route, pools: Pools): string {
     pairs.push(`${k}=${v}`);
     if (rng.chance(0.05)) pairs.push(`${k}=${v}`);
   }
-  if (rng.chance(0.05)) pairs.push(rng.pick(['bogus=1', 'start', '=1', '&&', '%zz=1']));
+  if (rng.chance(0.05)) pairs.push(rng.pick(['bogus=1', 'start', '=1', '&&', '%zz=1', '%E5%8C%97=1', '%ED%A0%80=1', 'a%0Ab=1']));
   return pairs.length ? `?${pairs.join('&')}` : '';
 }
 
@@ -778,3 +781,100 @@ async function runAll(jobs: Sent[], check: (req: Sent, res: Answer) => void) {
   };
   await Promise.all(Array.from({ length: 8 }, worker));
 }
+
+/**
+ * Names no header may carry as they are (a character outside Latin-1, a lone surrogate,
+ * a control character), as unknown body keys and query names, to every route of a server
+ * run as `amsg serve` runs it (the turn's writes committed after the turn: an answer is
+ * written in a later callback, where a throw used to end the process).
+ */
+describe('parameter names no header can carry, to every route of amsg serve', () => {
+  const NAMES = ['北京', '\ud800', 'a\nb'];
+  /** As a query name: percent-encoded UTF-8 (a lone surrogate as the bytes of one, which decode to U+FFFD). */
+  const QUERY_NAMES = ['%E5%8C%97%E4%BA%AC', '%ED%A0%80', 'a%0Ab'];
+  let sweepDir: string;
+  let running: Awaited<ReturnType<typeof serve>>;
+  let authHeader: string;
+
+  beforeAll(async () => {
+    sweepDir = mkdtempSync(join(tmpdir(), 'amsg-fuzz-names-'));
+    running = await serve({ db: join(sweepDir, 'amsg.db'), port: 0 });
+    authHeader = basic(running.created!.public_key, running.created!.private_key);
+  });
+  afterAll(async () => {
+    await running?.close();
+    rmSync(sweepDir, { recursive: true, force: true });
+  });
+
+  const request = (method: string, path: string, body?: unknown) =>
+    fetch(`${running.url}${path}`, {
+      method,
+      headers: { authorization: authHeader },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+
+  it('a user-role key adding a member with such a key: the member is added and the answer says so, with the names encoded', async () => {
+    const user = await (await request('POST', '/1/users', { email: 'u@example.org', role: 'user' })).json();
+    const key = await (await request('POST', '/1/keys', { user_id: user.user_id })).json();
+    const res = await fetch(`${running.url}/1/members/add`, {
+      method: 'POST',
+      headers: { authorization: basic(key.public_key, key.private_key) },
+      body: JSON.stringify({ 北京: 1, '\ud800': 2, 'a\nb': 3, 'pct%,x': 4, email: 'a@example.org' }),
+    });
+    expect([res.status, res.headers.get(IGNORED_HEADER)]).toEqual([200, '%E5%8C%97%E4%BA%AC, %EF%BF%BD, a%0Ab, pct%25%2Cx']);
+    expect(await res.json()).toMatchObject({ member_id: expect.any(Number), status: 'a', added: true });
+    expect((await request('GET', '/1/members/email/a%40example.org')).status).toBe(200);
+  });
+
+  it('POST /1/keys with such a key creates the key and shows its private key', async () => {
+    const res = await request('POST', '/1/keys', { 北京: 1, label: 'ci' });
+    expect([res.status, res.headers.get(IGNORED_HEADER)]).toEqual([200, '%E5%8C%97%E4%BA%AC']);
+    const key = await res.json();
+    expect(key).toMatchObject({ public_key: expect.any(String), private_key: expect.any(String) });
+    expect(
+      (await fetch(`${running.url}/1/members?count=true`, { headers: { authorization: basic(key.public_key, key.private_key) } })).status,
+    ).toBe(200);
+  });
+
+  it('every route: no 5xx, the server goes on', async () => {
+    const rng = prng(SEED ^ 0x5a5a);
+    // Ids that exist, so most requests reach their handler.
+    const reader = openDb(join(sweepDir, 'amsg.db'));
+    const pools = (() => {
+      const saved = db;
+      db = reader;
+      try {
+        return poolsOf(1);
+      } finally {
+        db = saved;
+      }
+    })();
+    reader.close();
+    const failures: string[] = [];
+    for (const route of ROUTES) {
+      if (route.op === 'keys.revoke') continue; // could revoke the sweep's own key
+      for (let i = 0; i < NAMES.length; i++) {
+        const path = pathFor(rng, route, '1', pools, true).replace(/\/999999$/, '/1');
+        const made = route.body ? fromSchema(rng, route.body.json() as JsonSchema, '', pools) : {};
+        const base = made && typeof made === 'object' && !Array.isArray(made) && !(made instanceof Raw) ? made : {};
+        const sent = [
+          { path, body: route.body ? serialize({ ...base, [NAMES[i]]: 1 }) : undefined },
+          { path: `${path}?${QUERY_NAMES[i]}=1`, body: route.body ? serialize(base) : undefined },
+        ];
+        for (const { path: p, body } of sent) {
+          const res = await fetch(`${running.url}${p}`, { method: route.method, headers: { authorization: authHeader }, body }).then(
+            async (r) => ({ status: r.status, text: await r.text(), ignored: r.headers.get(IGNORED_HEADER) }),
+            (err: Error) => ({ status: 0, text: err.message, ignored: null }),
+          );
+          const documented500 = route.op === 'mailings.message' && /^\{"error":"type: .* is not an allowed type/.test(res.text);
+          if (res.status === 0 || (res.status >= 500 && !documented500))
+            failures.push(`${route.method} ${p} body ${body?.toString('utf8') ?? ''} → ${res.status} ${res.text.slice(0, 200)}`);
+          else if (res.ignored !== null && !/^[\x20-\x7e]*$/.test(res.ignored))
+            failures.push(`${route.method} ${p}: header ${res.ignored}`);
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+    expect((await request('GET', '/1/members?count=true')).status).toBe(200);
+  }, 120_000);
+});

@@ -54,6 +54,13 @@ function client(server: Server, key: { public_key: string; private_key: string }
   };
 }
 
+/** The 403 every key but the sandbox owner's gets from POST /_sandbox/reset. */
+const SANDBOX_OWNER_ONLY = {
+  error:
+    "forbidden: /_sandbox/reset needs the key of the sandbox's owner, an owner of account 1 (the account amsg init made): it restores every account",
+  access: 'sandbox owner',
+};
+
 const addMember = (call: ReturnType<typeof client>, email: string) => call('POST', '/1/members/add', { email });
 const count = async (call: ReturnType<typeof client>) => (await call('GET', '/1/members?count=true')).body;
 
@@ -98,14 +105,55 @@ describe('POST /_sandbox/reset', () => {
     const user = (await call('POST', '/1/users', { email: 'm@example.com', role: 'manager', manage_users: true })).body;
     const managerKey = (await call('POST', '/1/keys', { user_id: user.user_id })).body;
     const manager = client(server, managerKey);
-    expect(await manager('POST', '/_sandbox/reset')).toEqual({
-      status: 403,
-      body: { error: "forbidden: /_sandbox/reset needs the owner's key (it restores every account)", access: 'owner' },
-    });
+    expect(await manager('POST', '/_sandbox/reset')).toEqual({ status: 403, body: SANDBOX_OWNER_ONLY });
     expect(await call('GET', '/_sandbox/reset')).toEqual({ status: 405, body: { error: '/_sandbox/reset takes POST' } });
     const anonymous = await fetch(`${server.url}/_sandbox/reset`, { method: 'POST' });
     expect(anonymous.status).toBe(401);
     expect(await count(call)).toBe(1);
+  });
+
+  test("over an HQ database: the sandbox owner's key only; a sub-account's owner, and every manager and user, get 403", async () => {
+    const file = join(dir, 'hq.db');
+    const init = initializeLocal(file, { hq: true });
+    const snap = join(dir, 'hq-snap.db');
+    await takeSnapshot(file, snap);
+    const server = await start({ db: file, resetTo: snap });
+    const hqOwner = client(server, { public_key: init.public_key!, private_key: init.private_key! });
+    const sub = (await hqOwner('POST', '/1/enterprise/subaccount', { account_name: 'Oslo branch' })).body.account_id as number;
+    expect(sub).toBe(2);
+    /** A key of a user of an account: its existing owner, or a new user of that role. */
+    const keyOf = async (account: number, role: 'owner' | 'manager' | 'user', extra: Record<string, unknown> = {}) => {
+      const user =
+        role === 'owner' && account !== 1
+          ? (await hqOwner('GET', `/${account}/users`)).body.find((u: { role: string }) => u.role === 'owner')
+          : (
+              await hqOwner('POST', `/${account}/users`, {
+                email: `${role}${JSON.stringify(extra).length}@a${account}.example.com`,
+                role,
+                ...extra,
+              })
+            ).body;
+      const key = await hqOwner('POST', `/${account}/keys`, { user_id: user.user_id });
+      expect(key.status).toBe(200);
+      return client(server, key.body);
+    };
+    const others = {
+      'HQ manager with manage_users and billing access': await keyOf(1, 'manager', { manage_users: true, billing_access: true }),
+      'HQ user': await keyOf(1, 'user'),
+      'sub-account owner': await keyOf(sub, 'owner'),
+      'sub-account manager with manage_users': await keyOf(sub, 'manager', { manage_users: true }),
+      'sub-account user': await keyOf(sub, 'user'),
+    };
+    const secondOwner = await keyOf(1, 'owner');
+    await addMember(hqOwner, 'kept@example.com');
+    for (const [who, call] of Object.entries(others))
+      expect({ who, ...(await call('POST', '/_sandbox/reset')) }).toEqual({ who, status: 403, body: SANDBOX_OWNER_ONLY });
+    // Nothing was reset: the member added since the snapshot is still there.
+    expect(await count(hqOwner)).toBe(1);
+    // Any owner of the account amsg init made is the sandbox's owner.
+    expect(await secondOwner('POST', '/_sandbox/reset')).toEqual({ status: 200, body: true });
+    expect(await count(hqOwner)).toBe(0);
+    expect(await hqOwner('POST', '/_sandbox/reset')).toEqual({ status: 200, body: true });
   });
 
   test('a database served as it was has no starting state to reset to (409)', async () => {

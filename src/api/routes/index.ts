@@ -14,6 +14,7 @@ import { subaccountRoutes } from './subaccounts.js';
 import { eventRoutes, touchpointRoutes } from './events.js';
 import { workflowRoutes } from './workflows.js';
 import { webhookRoutes } from './webhooks.js';
+import { mailRoutes } from './mail.js';
 
 /** Every operation of the service, spec and extensions: the one route table (one line a resource, so parallel work merges). */
 export const ROUTES: Route[] = [
@@ -33,4 +34,5 @@ export const ROUTES: Route[] = [
   ...touchpointRoutes,
   ...workflowRoutes,
   ...webhookRoutes,
+  ...mailRoutes,
 ];

@@ -6,6 +6,9 @@ import { ApiError } from '../../errors.js';
 import * as mailings from '../../service/mailings/mailings.js';
 import * as triggers from '../../service/mailings/triggers.js';
 import * as engagement from '../../service/mailings/engagement.js';
+import * as preview from '../../service/mailings/preview.js';
+import { checkHtml } from '../../service/mailings/html-check.js';
+import * as reports from '../../service/mailings/reports.js';
 import { getMemberByEmail } from '../../service/audience/members.js';
 import { MAILING_STATUSES, MAILING_TYPES, MESSAGE_TYPES, STATUS_WORDS } from '../../service/mailings/mailings.js';
 
@@ -42,17 +45,29 @@ export const mailingRoutes = [
       is_scheduled: s.optional(s.flag()),
       with_html_body: s.optional(s.flag()),
       with_plaintext: s.optional(s.flag()),
+      // Extension: each mailing's kept response figures (the console's list), null when never sent.
+      with_response: s.optional(s.flag()),
     }),
-    returns: 'array of mailing (list shape)',
-    handler: ({ ctx, query }) =>
-      mailings
-        .listMailings(ctx, {
-          types: query.mailing_types?.length ? query.mailing_types : ['m', 't'],
-          statuses: query.mailing_statuses?.length ? query.mailing_statuses : undefined,
-          includeArchived: query.include_archived,
-          scheduledOnly: query.is_scheduled,
-        })
-        .map((m) => menc.mailing(m, { html: query.with_html_body, plaintext: query.with_plaintext })),
+    returns:
+      'array of mailing (list shape; with_response adds response: {sent, delivered, opened, clicked_unique, bounced, opted_out} or null)',
+    handler: ({ ctx, query }) => {
+      const list = mailings.listMailings(ctx, {
+        types: query.mailing_types?.length ? query.mailing_types : ['m', 't'],
+        statuses: query.mailing_statuses?.length ? query.mailing_statuses : undefined,
+        includeArchived: query.include_archived,
+        scheduledOnly: query.is_scheduled,
+      });
+      const figures = query.with_response
+        ? reports.responseOf(
+            ctx,
+            list.map((m) => m.mailing_id),
+          )
+        : undefined;
+      return list.map((m) => ({
+        ...menc.mailing(m, { html: query.with_html_body, plaintext: query.with_plaintext }),
+        ...(figures ? { response: figures.get(m.mailing_id) ?? null } : {}),
+      }));
+    },
   }),
   route({
     op: 'mailings.create',
@@ -241,6 +256,37 @@ export const mailingRoutes = [
         throw new ApiError(500, `type: "${type}" is not an allowed type (${MESSAGE_TYPES.join(', ')})`, { field: 'type' });
       return mailings.memberMessage(ctx, params.mailing_id, params.member_id, type as mailings.MessageType);
     },
+  }),
+  route({
+    op: 'mailings.preview',
+    access: 'user',
+    method: 'GET',
+    path: '/{account_id}/mailings/{mailing_id}/preview',
+    summary:
+      'A mailing as a recipient sees it, with the headers a real send carries: the message a member got (source sent), would get now (member), or with sample values (sample, no member_id)',
+    extension: true,
+    params: mailingId,
+    query: s.object({ member_id: s.optional(s.idText()) }),
+    returns: '{member_id, source, subject, html_body, plaintext, headers: [[name, value]]}',
+    handler: ({ ctx, params, query }) => preview.mailingPreview(ctx, params.mailing_id, query.member_id),
+  }),
+  route({
+    op: 'mailings.htmlCheck',
+    access: 'user',
+    method: 'GET',
+    path: '/{account_id}/mailings/{mailing_id}/html_check',
+    summary:
+      "How e-mail clients support the mailing's HTML (caniemail data): a score, each client's result, each feature unsupported or partly supported with the clients it fails in",
+    extension: true,
+    params: mailingId,
+    query: s.object({
+      member_id: s.optional(s.idText()),
+      clients: s.optional(s.string({ min: 1, hint: 'comma-separated names or globs: gmail.*, *.ios, outlook.windows (default *)' })),
+    }),
+    returns:
+      '{score, clients_checked, data_date, clients: [{client, name, status, unsupported, partial}], features: [{feature, title, url, category, support, unsupported_in, partial_in}]}',
+    handler: ({ ctx, params, query }) =>
+      checkHtml(preview.mailingPreview(ctx, params.mailing_id, query.member_id).html_body, query.clients?.split(',') ?? ['*']),
   }),
   route({
     op: 'mailings.groups',

@@ -1,10 +1,14 @@
 import * as s from '../schema.js';
-import { route } from '../route.js';
+import { route, WithHeaders } from '../route.js';
 import * as enc from '../encode.js';
 import { historyItem } from '../mailing-encode.js';
 import { mailingHistory } from '../../service/mailings/mailings.js';
 import * as members from '../../service/audience/members.js';
 import * as memberships from '../../service/audience/memberships.js';
+import * as search from '../../service/audience/member-search.js';
+import * as timeline from '../../service/audience/timeline.js';
+import * as subscriptions from '../../service/audience/subscriptions.js';
+import { atD } from '../codecs.js';
 import { MEMBER_STATUSES, SETTABLE_STATUSES } from '../../service/audience/members.js';
 
 const memberId = s.object({ member_id: s.idText() });
@@ -23,6 +27,9 @@ const workflowFlags = {
   field_triggers: s.optional(s.boolean()),
   subscriber_consent_tracking: s.optional(s.boolean()),
 };
+
+/** The response header of a member search that says how many members it could not look at yet (the index catching up). */
+export const UNINDEXED_HEADER = 'x-amsg-search-unindexed';
 
 export const memberRoutes = [
   route({
@@ -52,6 +59,22 @@ export const memberRoutes = [
     query: s.object({ group_id: s.optional(s.idText()) }),
     returns: '{live: {a, e, o, f}, archived: {a, e, o, f}}',
     handler: ({ ctx, query }) => members.memberCounts(ctx, query.group_id),
+  }),
+  route({
+    op: 'members.search',
+    access: 'user',
+    method: 'GET',
+    path: '/{account_id}/members/search',
+    summary:
+      'Live members whose e-mail contains q (3 or more characters: the trigram index, in member id order) or starts with it (1 or 2: in e-mail order); the same cost at any audience size',
+    extension: true,
+    query: s.object({ q: s.string({ min: 1, max: 254 }), ...s.windowParams() }),
+    returns: 'array of member (header x-amsg-search-unindexed: members not yet indexed that this search did not look at)',
+    handler: ({ ctx, query }) => {
+      const found = search.searchMembers(ctx, query.q, query);
+      const members = found.members.map(enc.memberJson);
+      return found.unindexed ? new WithHeaders(members, { [UNINDEXED_HEADER]: String(found.unindexed) }) : members;
+    },
   }),
   route({
     op: 'members.get',
@@ -254,6 +277,33 @@ export const memberRoutes = [
     query: s.object({ ...s.windowParams() }),
     returns: 'array of member mailing history item',
     handler: ({ ctx, params, query }) => mailingHistory(ctx, params.member_id, query).map(historyItem),
+  }),
+  route({
+    op: 'members.timeline',
+    access: 'user',
+    method: 'GET',
+    path: '/{account_id}/members/{member_id}/timeline',
+    summary:
+      'What happened to a member, newest first: joined, mailings received, opens, clicks, bounces, opt-outs, events, touchpoints, SMS (start and end, a window of at most 500)',
+    extension: true,
+    params: memberId,
+    query: s.object({ ...s.windowParams() }),
+    returns: 'array of {at, kind, id, …the kind’s fields}',
+    handler: ({ ctx, params, query }) => timeline.memberTimeline(ctx, params.member_id, query).map((e) => ({ ...e, at: atD(e.at) })),
+  }),
+  route({
+    op: 'members.subscriptions',
+    access: 'user',
+    method: 'GET',
+    path: '/{account_id}/members/{member_id}/subscriptions',
+    summary: 'The live subscriptions a member is subscribed to or opted out of, in subscription id order',
+    extension: true,
+    params: memberId,
+    returns: 'array of {subscription_id, subscription_name, status, subscribed_at, opted_out_at}',
+    handler: ({ ctx, params }) =>
+      subscriptions
+        .memberSubscriptions(ctx, params.member_id)
+        .map((m) => ({ ...m, subscribed_at: atD(m.subscribed_at), opted_out_at: atD(m.opted_out_at) })),
   }),
   route({
     op: 'members.copyToGroup',

@@ -67,6 +67,22 @@ export const reportRoutes: Route[] = [
       '{name, subject, recipient_count, sent, delivered, bounced, opened, clicked_unique, clicked, forwarded, opted_out, signed_up, shared, share_clicked, webview_shared, webview_share_clicked, in_progress}',
     handler: ({ ctx, params }) => reports.mailingResponse(ctx, params.mailing_id),
   }),
+  route({
+    op: 'response.timeline',
+    access: 'user',
+    method: 'GET',
+    path: '/{account_id}/response/{mailing_id}/timeline',
+    summary:
+      "A mailing's unique opens and clicks in each minute, hour or day since its send started (kept counts: the cost of the buckets, not of the opens)",
+    extension: true,
+    params: mailingId,
+    query: s.object({ bucket: s.optional(s.oneOf(reports.TIMELINE_BUCKETS)) }),
+    returns: '{started_at, bucket, bucket_seconds, buckets: [{at, opens, clicks}]}',
+    handler: ({ ctx, params, query }) => {
+      const t = reports.responseTimeline(ctx, params.mailing_id, query.bucket);
+      return { ...t, started_at: atD(t.started_at), buckets: t.buckets.map((b) => ({ ...b, at: atD(b.at) })) };
+    },
+  }),
   responseList('sends', 'The members a mailing was sent to', 'response member with timestamp', reports.sends),
   responseList('in_progress', 'The members a mailing is still being sent to', 'response member', reports.inProgress),
   route({

@@ -153,6 +153,22 @@ export const smsRoutes = [
     returns: 'integer (sms_campaign_id of the copy)',
     handler: ({ ctx, params, body }) => campaigns.copyCampaign(ctx, params.campaign_id, body),
   }),
+  route({
+    op: 'sms.campaigns.preview',
+    access: 'user',
+    method: 'GET',
+    path: '/{account_id}/sms/campaigns/{campaign_id}/preview',
+    summary:
+      "A campaign's message as a phone shows it, with its encoding and segments: as sent (links shortened) once sent, as written before; tags rendered for member_id or for nobody",
+    extension: true,
+    params: campaignId,
+    query: s.object({ member_id: s.optional(s.idText()) }),
+    returns: '{encoding, characters, units, segments, per_segment, non_gsm_characters, message}',
+    handler: ({ ctx, params, query }) => {
+      const campaign = campaigns.campaignRow(ctx, params.campaign_id);
+      return sending.previewMessage(ctx, campaign.sent_message ?? campaign.message, query.member_id);
+    },
+  }),
   windowedList({
     op: 'sms.campaigns.deliveries',
     path: '/{account_id}/sms/campaigns/{campaign_id}/deliveries',

@@ -2,6 +2,7 @@ import * as s from '../schema.js';
 import { invalid, type Schema } from '../schema.js';
 import { route } from '../route.js';
 import { atD } from '../codecs.js';
+import { RawJson } from '../json-text.js';
 import * as webhooks from '../../service/webhooks/webhooks.js';
 import {
   DELIVERY_STATUSES,
@@ -156,6 +157,8 @@ export const webhookRoutes = [
       count: s.optional(s.flag()),
       webhook_id: s.optional(s.idText()),
       status: s.optional(s.oneOf(DELIVERY_STATUSES)),
+      // The console's "failures": given up (e), or retrying after a failed attempt (p, attempts > 0).
+      failing: s.optional(s.flag()),
     }),
     returns: 'array of delivery, or an integer with count=true',
     handler: ({ ctx, query }) => (query.count ? webhooks.countDeliveries(ctx, query) : webhooks.listDeliveries(ctx, query).map(delivery)),
@@ -165,11 +168,14 @@ export const webhookRoutes = [
     access: 'user',
     method: 'GET',
     path: '/{account_id}/webhooks/deliveries/{delivery_id}',
-    summary: 'One delivery with its attempts, status codes and next retry',
+    summary: 'One delivery with its attempts (status codes, the start of each answer), next retry, and the payload sent',
     extension: true,
     params: deliveryId,
-    returns: 'delivery',
-    handler: ({ ctx, params }) => delivery(webhooks.getDelivery(ctx, params.delivery_id)),
+    returns: 'delivery, with payload (the JSON body sent) and each attempt_log item with response_body',
+    handler: ({ ctx, params }) => {
+      const { payload, ...d } = webhooks.deliveryDetail(ctx, params.delivery_id);
+      return { ...delivery(d), payload: new RawJson(payload) };
+    },
   }),
   route({
     op: 'webhooks.replay',

@@ -1,11 +1,12 @@
 /**
  * Workflows (an extension: the spec says an ingested event powers "an automated
- * workflow" and gives the rules, not how one is configured) and their runs.
+ * workflow" and gives the rules, not how one is configured) and their runs; and the
+ * same workflows at the real service's `/automation/…` paths, in its shapes.
  */
 import * as s from '../schema.js';
 import { route } from '../route.js';
 import { listQuery, windowedList } from './lists.js';
-import { atD } from '../codecs.js';
+import { atD, spacedMicros } from '../codecs.js';
 import * as workflows from '../../service/events/workflows.js';
 import type { WorkflowRecord } from '../../service/events/workflows.js';
 import { encodeRun } from './events.js';
@@ -17,6 +18,19 @@ const matchSchema = s.any();
 const actionsSchema = s.any();
 
 const encode = (w: WorkflowRecord) => ({ ...w, created_at: atD(w.created_at), modified_at: atD(w.modified_at) });
+
+/**
+ * A workflow as the real service lists its automation workflows (the shape its public
+ * clients parse): the id as a string, a state (an amsg workflow runs whenever an event
+ * matches, so it is active), and the times as `YYYY-MM-DD hh:mm:ss.ffffff`.
+ */
+const automationWorkflow = (w: WorkflowRecord) => ({
+  workflow_id: String(w.workflow_id),
+  name: w.name,
+  status: 'active',
+  created_at: spacedMicros(w.created_at),
+  updated_at: spacedMicros(w.modified_at),
+});
 
 const ACTIONS_HELP =
   'match: {"key": value, "nested.key": value} (every pair equal); actions, in order: ' +
@@ -80,6 +94,40 @@ export const workflowRoutes = [
     params: workflowId,
     returns: 'true',
     handler: ({ ctx, params }) => workflows.deleteWorkflow(ctx, params.workflow_id),
+  }),
+  route({
+    op: 'automation.workflows.list',
+    access: 'user',
+    method: 'GET',
+    path: '/{account_id}/automation/workflows',
+    summary:
+      "The workflows at the real service's path, in its list shape ({workflow_id (a string), name, status, created_at, updated_at}); /workflows has amsg's own, with match and actions",
+    extension: true,
+    query: listQuery,
+    returns: 'array of {workflow_id, name, status, created_at, updated_at}, or an integer with count=true',
+    handler: ({ ctx, query }) =>
+      query.count ? workflows.countWorkflows(ctx) : workflows.listWorkflows(ctx, query).map(automationWorkflow),
+  }),
+  route({
+    op: 'automation.workflows.get',
+    access: 'user',
+    method: 'GET',
+    path: '/{account_id}/automation/workflows/{workflow_id}',
+    summary: "One workflow at the real service's path, in its shape",
+    extension: true,
+    params: workflowId,
+    returns: '{workflow_id, name, status, created_at, updated_at}',
+    handler: ({ ctx, params }) => automationWorkflow(workflows.getWorkflow(ctx, params.workflow_id)),
+  }),
+  route({
+    op: 'automation.counts',
+    access: 'user',
+    method: 'GET',
+    path: '/{account_id}/automation/counts',
+    summary: "The workflows by state, at the real service's path (every amsg workflow is active)",
+    extension: true,
+    returns: '{account_id, active, inactive, draft}',
+    handler: ({ ctx }) => workflows.workflowCounts(ctx),
   }),
   windowedList({
     op: 'workflows.runs',

@@ -211,6 +211,20 @@ function mayActOn(actor: Actor, user: { user_id: number; role: Role }): boolean 
   return mayManageUsers(actor) && ROLE_RANK[user.role] < ROLE_RANK[actor.role];
 }
 
+/**
+ * The sandbox's owner (`POST /_sandbox/reset`, which restores every account): an owner
+ * of the account `amsg init` made, the first one (the HQ when there are sub-accounts).
+ * A sub-account's owner owns only that account, so is not.
+ */
+export function isSandboxOwner(db: Db, actor: Actor): boolean {
+  return actor.role === 'owner' && actor.account_id === initAccountId(db);
+}
+
+/** The account `amsg init` made: the first one (initialize makes it when there is none). */
+export function initAccountId(db: Db): number | undefined {
+  return (stmt(db, 'SELECT account_id FROM accounts ORDER BY account_id LIMIT 1').get() as { account_id: number } | undefined)?.account_id;
+}
+
 export function createUser(ctx: Ctx, input: { email: string; role: Role; billing_access?: boolean; manage_users?: boolean }): UserRecord {
   if (!mayManageUsers(ctx.actor)) throw forbidden('only owners and managers with manage_users may add users');
   if (ROLE_RANK[input.role] >= ROLE_RANK[ctx.actor.role] && ctx.actor.role !== 'owner')
@@ -334,4 +348,54 @@ export function authenticate(db: Db, publicKey: string, privateKey: string): Act
   const given = Buffer.from(hashKey(row?.salt ?? '', privateKey), 'hex');
   if (!row || !crypto().timingSafeEqual(expected, given)) return undefined;
   return toActor(row);
+}
+
+// ---------------------------------------------------------------- console sessions
+
+/**
+ * The user of a live (not revoked) key, by its public key alone: a console session
+ * signed in with a key pair re-reads it on each request, so revoking the key ends the
+ * session as it ends the key's API access.
+ */
+export function actorOfKey(db: Db, publicKey: string): Actor | undefined {
+  const row = stmt(
+    db,
+    `SELECT u.* FROM api_keys k JOIN users u ON u.user_id = k.user_id WHERE k.public_key = ? AND k.revoked_at IS NULL`,
+  ).get(publicKey) as UserRow | undefined;
+  return row && toActor(row);
+}
+
+/** A user by id (a console session signed in by the one-time link is the user's, not a key's). */
+export function actorOfUser(db: Db, userId: number): Actor | undefined {
+  const row = stmt(db, 'SELECT * FROM users WHERE user_id = ?').get(userId) as UserRow | undefined;
+  return row && toActor(row);
+}
+
+/** Who the one-time console link signs in as: the owner of the database's first account (local mode's user). */
+export function firstOwner(db: Db): Actor | undefined {
+  const first = db.prepare('SELECT account_id FROM accounts ORDER BY account_id LIMIT 1').get() as { account_id: number } | undefined;
+  return first && localActor(db, first.account_id);
+}
+
+export interface AccessibleAccount {
+  account_id: number;
+  name: string;
+  is_hq: boolean;
+  parent_account_id: number | null;
+}
+
+/**
+ * The accounts a user may open, by accountAccessible's rule: its own, then its HQ's
+ * live sub-accounts it may reach, by id. An HQ has few sub-accounts.
+ */
+export function accessibleAccounts(db: Db, actor: Actor): AccessibleAccount[] {
+  const rows = stmt(
+    db,
+    `SELECT account_id, account_name AS name, is_hq, parent_account_id FROM accounts
+      WHERE retired_at IS NULL AND (account_id = ? OR parent_account_id = ?)
+      ORDER BY account_id <> ?, account_id`,
+  ).all(actor.account_id, actor.account_id, actor.account_id) as (Omit<AccessibleAccount, 'is_hq'> & { is_hq: number })[];
+  return rows
+    .filter((r) => accountAccessible(db, actor, r.account_id))
+    .map((r) => ({ account_id: r.account_id, name: r.name, is_hq: r.is_hq === 1, parent_account_id: r.parent_account_id }));
 }

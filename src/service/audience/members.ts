@@ -7,6 +7,7 @@ import { FieldCatalog } from './fields.js';
 import { requireGroups } from './groups.js';
 import { LIMIT_OFFSET_NAMED, type Window, windowOf } from '../paging.js';
 import { emitEvent, emitMembers, memberList, membersWhere } from '../webhooks/webhooks.js';
+import { queueConfirmation } from '../mail/outbox.js';
 
 export const MEMBER_STATUSES = ['a', 'e', 'o', 'f'] as const;
 export type MemberStatus = (typeof MEMBER_STATUSES)[number];
@@ -277,7 +278,7 @@ export function memberRow(ctx: Ctx, memberId: number, includeDeleted = true): Me
   return row;
 }
 
-function rowByEmail(ctx: Ctx, email: string): MemberRow | undefined {
+export function rowByEmail(ctx: Ctx, email: string): MemberRow | undefined {
   return stmt(ctx.db, 'SELECT * FROM members WHERE account_id = ? AND email = ?').get(ctx.accountId, email) as MemberRow | undefined;
 }
 
@@ -364,6 +365,21 @@ export function getMember(ctx: Ctx, memberId: number, includeDeleted = false): M
 export function getWireMember(ctx: Ctx, memberId: number, includeDeleted = false): WireMember {
   return wireMember(memberById(ctx, memberId, includeDeleted), FieldCatalog.of(ctx));
 }
+
+/** Members of the account by id, in the order given (a search's page of ids): one statement, each a lookup by key. */
+export function wireMembersByIds(ctx: Ctx, ids: readonly number[]): WireMember[] {
+  if (ids.length === 0) return [];
+  const rows = stmt(ctx.db, MEMBERS_BY_IDS).raw().all(JSON.stringify(ids), ctx.accountId) as unknown[][];
+  const catalog = FieldCatalog.of(ctx);
+  // Put back in the order given here: an ORDER BY of the page would sort it in a temporary tree.
+  const byId = new Map(rows.map((r) => [r[0] as number, r]));
+  return ids.flatMap((id) => {
+    const r = byId.get(id);
+    return r ? [wireMember(memberRowOf(r, ctx.accountId), catalog)] : [];
+  });
+}
+const MEMBERS_BY_IDS = `SELECT ${memberColumns('m.')} FROM json_each(?) AS page CROSS JOIN members m ON m.member_id = page.value
+  WHERE m.account_id = ?`;
 
 function memberById(ctx: Ctx, memberId: number, includeDeleted: boolean): MemberRow {
   const r = stmt(ctx.db, MEMBER_BY_ID).raw().get(ctx.accountId, memberId) as unknown[] | undefined;
@@ -729,7 +745,10 @@ export interface SignupInput {
   email: string;
   group_ids: number[];
   fields?: Record<string, unknown>;
+  opt_in_subject?: string;
   opt_in_message?: string;
+  /** The spec: the confirmation e-mail is sent unless this is false (over SMTP, when one is set: mail/outbox.ts). */
+  opt_in_confirmation?: boolean;
 }
 
 /**
@@ -758,6 +777,7 @@ export function signup(ctx: Ctx, input: SignupInput): { member_id: number; statu
     }
     const { member_id, status, added } = addMember(ctx, { email: input.email, fields: input.fields, group_ids: input.group_ids });
     emitEvent(ctx, 'member_signup', () => ({ group_ids: [...new Set(input.group_ids)], added, ...memberList(ctx, [member_id]) }));
+    if (input.opt_in_confirmation !== false) queueConfirmation(ctx, member_id, input.email.trim().toLowerCase(), input);
     return { member_id, status };
   });
 }

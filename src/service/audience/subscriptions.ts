@@ -334,3 +334,26 @@ export function removeMember(ctx: Ctx, subscriptionId: number, memberId: number)
     return true;
   });
 }
+
+export interface MemberSubscription {
+  subscription_id: number;
+  subscription_name: string;
+  status: 'subscribed' | 'opted_out';
+  subscribed_at: string | null;
+  opted_out_at: string | null;
+}
+
+/**
+ * The live subscriptions a member is in or opted out of (GET /members/{id}/subscriptions,
+ * the console's member page), in subscription id order; a member is in few.
+ */
+export function memberSubscriptions(ctx: Ctx, memberId: number): MemberSubscription[] {
+  memberRow(ctx, memberId, true);
+  return stmt(
+    ctx.db,
+    `SELECT s.subscription_id, s.subscription_name, sm.status, sm.subscribed_at, sm.opted_out_at
+       FROM subscription_members sm JOIN subscriptions s ON s.subscription_id = sm.subscription_id
+      WHERE sm.member_id = ? AND s.account_id = ? AND s.deleted_at IS NULL
+      ORDER BY sm.subscription_id`,
+  ).all(memberId, ctx.accountId) as MemberSubscription[];
+}

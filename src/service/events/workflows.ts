@@ -82,6 +82,14 @@ export function listWorkflows(ctx: Ctx, w: Window = {}): WorkflowRecord[] {
   ).map(toRecord);
 }
 
+/**
+ * The workflows by state, as the real service counts them (`GET /automation/counts`):
+ * an amsg workflow runs whenever an event matches it, so every one is active.
+ */
+export function workflowCounts(ctx: Ctx): { account_id: number; active: number; inactive: number; draft: number } {
+  return { account_id: ctx.accountId, active: countWorkflows(ctx), inactive: 0, draft: 0 };
+}
+
 export function countWorkflows(ctx: Ctx): number {
   return stmt(ctx.db, 'SELECT COUNT(*) FROM workflows WHERE account_id = ?').pluck().get(ctx.accountId) as number;
 }

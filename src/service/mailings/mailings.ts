@@ -26,7 +26,15 @@ import { memberRow, membersByEmail, toMember, type MemberRecord, type MemberRow 
 import { getSubscription, type SubscriptionRecord } from '../audience/subscriptions.js';
 import { getSearch, searchNames, type SearchRecord } from '../audience/searches.js';
 import { countWinnerQueued, recordForward } from './reports.js';
-import { compileTemplate, missingRequiredTags, validateTemplates, type RenderValues, type TagProblem } from './personalization.js';
+import {
+  compileTemplate,
+  isSystemLink,
+  missingRequiredTags,
+  TAG_OR,
+  validateTemplates,
+  type RenderValues,
+  type TagProblem,
+} from './personalization.js';
 
 export const MAILING_TYPES = ['m', 't', 'r', 's', 'c'] as const;
 export type MailingType = (typeof MAILING_TYPES)[number];
@@ -344,26 +352,40 @@ export class RenderedMessage {
     private readonly content: Pick<MailingRow, 'subject' | 'html_body' | 'plaintext' | 'plaintext_only'>,
     row: Pick<MessageRow, 'member_id' | 'email' | 'merge_values'>,
   ) {
-    const names = JSON.parse(sent.merge_fields ?? '{}') as Record<string, string>;
-    const fields: Record<string, unknown> = {};
-    for (const [id, value] of Object.entries(JSON.parse(row.merge_values) as Record<string, unknown>))
-      if (names[id] !== undefined) fields[names[id]] = value;
-    this.values = {
-      email: row.email,
-      member_id: row.member_id,
-      fields,
-      mailing_id: sent.mailing_id,
-      optout_url: optoutUrl(sent.account_id, sent.mailing_id, row.member_id),
-      webview_url: memberWebviewUrl(sent.account_id, sent.mailing_id, row.member_id),
-    };
+    this.values = messageValues(sent, JSON.parse(sent.merge_fields ?? '{}') as Record<string, string>, row);
   }
 
   subject = () => compileTemplate(this.content.subject)(this.values);
-  html = () =>
-    this.content.html_body === null || this.content.plaintext_only
-      ? ''
-      : compileTemplate(this.content.html_body, { escapeHtml: true })(this.values);
-  plaintext = () => (this.content.plaintext === null ? '' : compileTemplate(this.content.plaintext)(this.values));
+  html = () => compileContent(this.content).html(this.values);
+  plaintext = () => compileContent(this.content).plaintext(this.values);
+}
+
+/** The values a frozen message renders from: its field values by name (`names`: field id → shortcut name) and its links. */
+export function messageValues(
+  sent: Pick<MailingRow, 'account_id' | 'mailing_id'>,
+  names: Record<string, string>,
+  row: Pick<MessageRow, 'member_id' | 'email' | 'merge_values'>,
+): RenderValues {
+  const fields: Record<string, unknown> = {};
+  for (const [id, value] of Object.entries(JSON.parse(row.merge_values) as Record<string, unknown>))
+    if (names[id] !== undefined) fields[names[id]] = value;
+  return {
+    email: row.email,
+    member_id: row.member_id,
+    fields,
+    mailing_id: sent.mailing_id,
+    optout_url: optoutUrl(sent.account_id, sent.mailing_id, row.member_id),
+    webview_url: memberWebviewUrl(sent.account_id, sent.mailing_id, row.member_id),
+  };
+}
+
+/** A mailing's three parts compiled once, for rendering many messages (an HTML body is empty when plaintext only). */
+export function compileContent(content: Pick<MailingRow, 'subject' | 'html_body' | 'plaintext' | 'plaintext_only'>) {
+  return {
+    subject: compileTemplate(content.subject),
+    html: content.html_body === null || content.plaintext_only ? () => '' : compileTemplate(content.html_body, { escapeHtml: true }),
+    plaintext: content.plaintext === null ? () => '' : compileTemplate(content.plaintext),
+  };
 }
 
 /**
@@ -703,19 +725,33 @@ function saveAudience(ctx: Ctx, mailingId: number, r: RecipientInput, status: Ma
   for (const email of r.heads_up_emails ?? []) headsUp.run(mailingId, email.trim().toLowerCase());
 }
 
-const HTML_LINK = /<a\s[^>]*?href\s*=\s*(["'])(.*?)\1[^>]*>([\s\S]*?)<\/a>/gi;
-const TEXT_LINK = /https?:\/\/[^\s<>"']+/g;
+/**
+ * An anchor and its href: quoted in either quotes (a tag inside may hold the other
+ * quote, or the same one: `default:"friend"`) or unquoted, then the anchor's text.
+ */
+const HTML_LINK = new RegExp(
+  `<a\\s[^>]*?href\\s*=\\s*(?:"(${TAG_OR('"')}*)"|'(${TAG_OR("'")}*)'|([^\\s"'>]+))[^>]*>([\\s\\S]*?)<\\/a>`,
+  'gi',
+);
+/** A URL of the plaintext, tags inside it included (spaces inside a tag do not end it). */
+const TEXT_LINK = new RegExp(`https?:\\/\\/${TAG_OR('\\s<>"\'')}+`, 'g');
 
-/** The tracked links of a mailing: anchors of the html, then URLs of the plaintext (tag-made URLs are not tracked). */
+/**
+ * The tracked links of a mailing: anchors of the html, then URLs of the plaintext. A URL
+ * that holds personalization tags (`https://shop.example.com/spring?m=[% mailing_id %]`)
+ * is one link as written, whatever each member's copy reads; only the system's own links
+ * (an href that is just `[% optout_url %]` or `[% webview_url %]`) are not the mailing's.
+ */
 export function extractLinks(t: Templates): { plaintext: boolean; link_name: string; link_target: string }[] {
   const links: { plaintext: boolean; link_name: string; link_target: string }[] = [];
   for (const m of (t.html_body ?? '').matchAll(HTML_LINK)) {
-    if (m[2].includes('[%')) continue;
-    const name = m[3]
+    const target = m[1] ?? m[2] ?? m[3];
+    if (isSystemLink(target)) continue;
+    const name = m[4]
       .replace(/<[^>]*>/g, '')
       .replace(/\s+/g, ' ')
       .trim();
-    links.push({ plaintext: false, link_name: name || m[2], link_target: m[2] });
+    links.push({ plaintext: false, link_name: name || target, link_target: target });
   }
   for (const m of (t.plaintext ?? '').matchAll(TEXT_LINK)) links.push({ plaintext: true, link_name: m[0], link_target: m[0] });
   return links;

@@ -152,6 +152,23 @@ const REQUIRED_PATTERNS = REQUIRED_TAGS.map((tag) => {
   return new RegExp(`\\[%\\s*${words.join('\\s+')}\\s*%\\]`, 'i');
 });
 
+/**
+ * True when a URL is one system link tag and nothing else (`[% optout_url %]`,
+ * `[% webview_url %]`, in any whitespace and letter case): the system's own link, which
+ * a mailing's link tracking leaves alone (an opt-out is recorded as one, not as a click).
+ */
+export function isSystemLink(url: string): boolean {
+  return SYSTEM_LINK.test(url);
+}
+const SYSTEM_LINK = /^\s*\[%\s*(optout_url|webview_url)\s*%\]\s*$/i;
+
+/**
+ * The text of one tag or one character that is not the start of a tag, for the link
+ * patterns of a mailing: a URL may hold tags (`?m=[% mailing_id %]`), and a tag may hold
+ * quotes and spaces (`[% member:first_name | default:"friend" %]`), which do not end it.
+ */
+export const TAG_OR = (chars: string) => `(?:\\[%[\\s\\S]*?%\\]|\\[(?!%)|[^${chars}\\[])`;
+
 function escapeRegExp(s: string) {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

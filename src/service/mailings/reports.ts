@@ -450,3 +450,81 @@ export function customerShares(ctx: Ctx, id: number, q: ListQuery, kind: 'webvie
   windowOf(q);
   return [] as unknown[];
 }
+
+export const TIMELINE_BUCKETS = ['minute', 'hour', 'day'] as const;
+export type TimelineBucket = (typeof TIMELINE_BUCKETS)[number];
+const BUCKET_SECONDS: Record<TimelineBucket, number> = { minute: 60, hour: 3600, day: 86400 };
+/** The most buckets one answer holds. */
+export const MAX_BUCKETS = 1000;
+
+export interface ResponseTimeline {
+  started_at: string | null;
+  bucket: TimelineBucket;
+  bucket_seconds: number;
+  buckets: { at: string; opens: number; clicks: number }[];
+}
+
+/** The kept rows of a mailing in a range of one unit, in time order (the primary key's). */
+export const RESPONSE_TIMES = `SELECT at, opens, clicks FROM mailing_response_times
+  WHERE mailing_id = ? AND unit = ? AND at >= ? AND at <= ? ORDER BY at`;
+
+/**
+ * GET /response/{mailing_id}/timeline: unique opens and clicks in each minute, hour or
+ * day since the send started, read from the counts the writes keep
+ * (mailing_response_times), so it costs the buckets, not the opens. Without a bucket,
+ * the smallest that fits the time since the send in MAX_BUCKETS; at most MAX_BUCKETS
+ * from the send's start.
+ */
+export function responseTimeline(ctx: Ctx, mailingId: number, bucket?: TimelineBucket): ResponseTimeline {
+  const mailing = mailingRow(ctx, mailingId);
+  if (!REPORTED_TYPES.includes(mailing.mailing_type)) throw notFound(`mailing ${mailingId} not found`);
+  const started = mailing.send_started;
+  const startMs = started ? Date.parse(`${started.slice(0, 19)}Z`) : 0;
+  const spanSeconds = started ? Math.max(0, (ctx.clock.now().getTime() - startMs) / 1000) : 0;
+  const chosen = bucket ?? TIMELINE_BUCKETS.find((b) => spanSeconds / BUCKET_SECONDS[b] < MAX_BUCKETS) ?? 'day';
+  const seconds = BUCKET_SECONDS[chosen];
+  if (!started) return { started_at: null, bucket: chosen, bucket_seconds: seconds, buckets: [] };
+  const first = Math.floor(startMs / 1000 / seconds) * seconds;
+  const count = Math.min(MAX_BUCKETS, Math.floor((startMs / 1000 + spanSeconds - first) / seconds) + 1);
+  const unit = chosen === 'minute' ? 'm' : 'h';
+  const len = unit === 'm' ? 16 : 13;
+  const text = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString().slice(0, len);
+  const rows = stmt(ctx.db, RESPONSE_TIMES).all(mailingId, unit, text(first), text(first + count * seconds - 1)) as {
+    at: string;
+    opens: number;
+    clicks: number;
+  }[];
+  const buckets = Array.from({ length: count }, (_, i) => ({
+    at: `${new Date((first + i * seconds) * 1000).toISOString().slice(0, 19)}.000000`,
+    opens: 0,
+    clicks: 0,
+  }));
+  for (const r of rows) {
+    const at = Date.parse(`${r.at}${unit === 'm' ? ':00' : ':00:00'}Z`) / 1000;
+    const i = Math.floor((at - first) / seconds);
+    if (i < 0 || i >= count) continue;
+    buckets[i].opens += r.opens;
+    buckets[i].clicks += r.clicks;
+  }
+  return { started_at: started, bucket: chosen, bucket_seconds: seconds, buckets };
+}
+
+/** The figures the console's mailing list shows beside each mailing. */
+export interface ListedResponse {
+  sent: number;
+  delivered: number;
+  opened: number;
+  clicked_unique: number;
+  bounced: number;
+  opted_out: number;
+}
+
+/** Kept response figures of mailings by id (GET /mailings?with_response=true): one lookup by key each; none for a mailing never sent. */
+export function responseOf(ctx: Ctx, mailingIds: number[]): Map<number, ListedResponse> {
+  const rows = stmt(
+    ctx.db,
+    `SELECT r.mailing_id, r.sent, r.delivered, r.opened, r.clicked_unique, r.bounced, r.opted_out
+       FROM json_each(?) AS ids CROSS JOIN mailing_response r ON r.mailing_id = ids.value`,
+  ).all(JSON.stringify(mailingIds)) as (ListedResponse & { mailing_id: number })[];
+  return new Map(rows.map(({ mailing_id, ...figures }) => [mailing_id, figures]));
+}

@@ -31,6 +31,8 @@ import { searchMembersSql } from '../audience/searches.js';
 import { missingRequiredTags } from './personalization.js';
 import { countBuilt, openResponse, testShareSplit } from './reports.js';
 import { emitEvent } from '../webhooks/webhooks.js';
+import { queueAllowedSends, queueHeadsUps } from '../mail/outbox.js';
+import { mailSettings } from '../mail/settings.js';
 import {
   audienceOf,
   declareWinner,
@@ -211,7 +213,8 @@ function start(ctx: Ctx, m: MailingRow) {
       testShare,
     ),
   );
-  stmt(ctx.db, 'UPDATE mailing_headsup SET sent_ts = ? WHERE mailing_id = ?').run(now, m.mailing_id);
+  // Over SMTP, a heads-up's sent_ts is when the server accepted it (mail/deliver.ts); simulated, the start.
+  if (!queueHeadsUps(ctx, m)) stmt(ctx.db, 'UPDATE mailing_headsup SET sent_ts = ? WHERE mailing_id = ?').run(now, m.mailing_id);
   const fieldNames = Object.fromEntries([...FieldCatalog.of(ctx).byId.values()].map((f) => [f.field_id, f.shortcut_name]));
   stmt(ctx.db, 'UPDATE mailings SET recipient_count = ?, merge_fields = ? WHERE mailing_id = ?').run(
     queued,
@@ -249,6 +252,12 @@ function build(ctx: Ctx, m: MailingRow) {
     .pluck()
     .get(m.mailing_id, BUILD_BATCH - 1) as number | undefined;
   const upTo = boundary ?? Number.MAX_SAFE_INTEGER;
+  // The batch's first member, for the allowed sends' range (read only when there are allow patterns).
+  const after = () =>
+    (stmt(ctx.db, 'SELECT member_id FROM mailing_queue WHERE mailing_id = ? AND content_mailing_id IS NOT NULL ORDER BY member_id LIMIT 1')
+      .pluck()
+      .get(m.mailing_id) as number) - 1;
+  const from = mailSettings(ctx.db)?.allow.length ? after() : undefined;
   const now = stamp(ctx.clock.now());
   const built = stmt(
     ctx.db,
@@ -263,6 +272,8 @@ function build(ctx: Ctx, m: MailingRow) {
         AND mb.deleted_at IS NULL AND mb.member_status_id IN ('a','f')`,
   ).run(now, now, now, m.mailing_id, upTo).changes;
   countBuilt(ctx.db, m, upTo, built);
+  // Real mail to the recipients an allow pattern names (--smtp-allow); the rest stay simulated.
+  if (from !== undefined && built > 0) queueAllowedSends(ctx, m.mailing_id, from, upTo);
   const taken = stmt(ctx.db, 'DELETE FROM mailing_queue WHERE mailing_id = ? AND content_mailing_id IS NOT NULL AND member_id <= ?').run(
     m.mailing_id,
     upTo,

@@ -60,6 +60,30 @@ interface Outcome {
   status_code: number | null;
   error: string | null;
   duration_ms: number;
+  /** The start of the receiver's answer, as text (the delivery log shows it). */
+  response_body?: string | null;
+}
+
+/** How much of a receiver's answer is kept with the attempt. */
+export const RESPONSE_BODY_KEPT = 2048;
+/** How much of it is read at most (the rest is dropped): a receiver that streams garbage is not waited for. */
+const RESPONSE_BODY_READ = 64 * 1024;
+
+/** The first RESPONSE_BODY_KEPT bytes of an answer as text, reading at most RESPONSE_BODY_READ. */
+async function startOf(body: AsyncIterable<Buffer>): Promise<string | null> {
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  let read = 0;
+  for await (const chunk of body) {
+    if (keptBytes < RESPONSE_BODY_KEPT) {
+      kept.push(chunk.subarray(0, RESPONSE_BODY_KEPT - keptBytes));
+      keptBytes += Math.min(chunk.length, RESPONSE_BODY_KEPT - keptBytes);
+    }
+    read += chunk.length;
+    if (read >= RESPONSE_BODY_READ) break;
+  }
+  // A multi-byte character cut at the end decodes as U+FFFD: the log shows text, not bytes.
+  return keptBytes ? Buffer.concat(kept).toString('utf8') : null;
 }
 
 /** Whether a process exists (signal 0 only checks; EPERM means it exists but is not ours). */
@@ -166,9 +190,9 @@ export class Deliverer {
         // The webhook may have been deleted during the post, its deliveries with it.
         stmt(
           this.db,
-          `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, error, duration_ms)
-         SELECT delivery_id, ?, ?, ?, ? FROM webhook_deliveries WHERE delivery_id = ?`,
-        ).run(at, outcome.status_code, outcome.error, outcome.duration_ms, head.delivery_id);
+          `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, error, duration_ms, response_body)
+         SELECT delivery_id, ?, ?, ?, ?, ? FROM webhook_deliveries WHERE delivery_id = ?`,
+        ).run(at, outcome.status_code, outcome.error, outcome.duration_ms, outcome.response_body ?? null, head.delivery_id);
         stmt(
           this.db,
           `UPDATE webhook_deliveries
@@ -220,12 +244,13 @@ export class Deliverer {
         body: head.method === 'POST' ? body : undefined,
         signal: abort.signal,
       });
-      // Read a little of the answer and drop it: a receiver that streams garbage is not waited for.
-      await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+      // Read a little of the answer (its start is kept for the log) and drop the rest.
+      const response_body = await startOf(res.body).catch(() => null);
       return {
         status_code: res.statusCode,
         error: res.statusCode >= 200 && res.statusCode < 300 ? null : `HTTP ${res.statusCode}`,
         duration_ms: Math.round(performance.now() - started),
+        response_body,
       };
     } catch (err) {
       const reason = abort.signal.aborted ? abort.signal.reason : err;

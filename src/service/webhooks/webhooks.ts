@@ -335,7 +335,12 @@ export interface AttemptRow {
   status_code: number | null;
   error: string | null;
   duration_ms: number;
+  /** Only on one delivery's GET: the start of the receiver's answer. */
+  response_body?: string | null;
 }
+
+/** Failing deliveries: given up, or retrying after a failed attempt (the partial indexes' condition, as written there). */
+export const FAILING = "(d.status = 'e' OR (d.status = 'p' AND d.attempts > 0))";
 
 const DELIVERY = `
   SELECT d.delivery_id, d.webhook_id, d.event_id, e.event, d.status, d.attempts,
@@ -346,6 +351,8 @@ const DELIVERY = `
 export interface DeliveryQuery extends Window {
   webhook_id?: number;
   status?: DeliveryStatus;
+  /** Only the failing deliveries (FAILING). */
+  failing?: boolean;
 }
 
 function deliveryWhere(ctx: Ctx, q: DeliveryQuery): { where: string; params: unknown[] } {
@@ -356,6 +363,7 @@ function deliveryWhere(ctx: Ctx, q: DeliveryQuery): { where: string; params: unk
     where.push('d.status = ?');
     params.push(q.status);
   }
+  if (q.failing) where.push(FAILING);
   return { where: where.join(' AND '), params };
 }
 
@@ -405,6 +413,28 @@ export function getDelivery(ctx: Ctx, deliveryId: number): DeliveryRow & { attem
     | undefined;
   if (!row) throw notFound(missingDelivery(ctx, deliveryId));
   return { ...row, attempt_log: attemptsOf(ctx.db, deliveryId) };
+}
+
+/**
+ * One delivery as the console's webhook page shows it: its attempts with the start of
+ * each answer, and the payload (the JSON body that was, or will be, sent).
+ */
+export function deliveryDetail(ctx: Ctx, deliveryId: number): DeliveryRow & { attempt_log: AttemptRow[]; payload: string } {
+  const d = getDelivery(ctx, deliveryId);
+  const event = stmt(ctx.db, 'SELECT event_id, event, account_id, occurred_at, data FROM webhook_events WHERE event_id = ?').get(
+    d.event_id,
+  ) as {
+    event_id: number;
+    event: string;
+    account_id: number;
+    occurred_at: string;
+    data: string;
+  };
+  const attempts = stmt(
+    ctx.db,
+    'SELECT attempted_at, status_code, error, duration_ms, response_body FROM webhook_attempts WHERE delivery_id = ? ORDER BY attempt_id',
+  ).all(deliveryId) as AttemptRow[];
+  return { ...d, attempt_log: attempts, payload: eventBody(event) };
 }
 
 /**

@@ -33,6 +33,10 @@ import * as smsKeptCounts from './022-sms-kept-counts.js';
 import * as webhookRetention from './023-webhook-retention.js';
 import * as memberOrder from './024-member-order.js';
 import * as memberStatusCheck from './025-member-status-check.js';
+import * as mailOutbox from './026-mail-outbox.js';
+import * as memberEmailSearch from './027-member-email-search.js';
+import * as responseTimes from './028-response-times.js';
+import * as webhookLogDetail from './029-webhook-log-detail.js';
 
 /** A migration is SQL, or a function for what SQL alone cannot say (025). */
 export type Migration = { name: string; sql: string } | { name: string; apply: (db: Db) => void };
@@ -63,4 +67,8 @@ export const MIGRATIONS: Migration[] = [
   { name: '023-webhook-retention', sql: webhookRetention.sql },
   { name: '024-member-order', sql: memberOrder.sql },
   { name: '025-member-status-check', apply: memberStatusCheck.apply },
+  { name: '026-mail-outbox', sql: mailOutbox.sql },
+  { name: '027-member-email-search', sql: memberEmailSearch.sql },
+  { name: '028-response-times', sql: responseTimes.sql },
+  { name: '029-webhook-log-detail', sql: webhookLogDetail.sql },
 ];

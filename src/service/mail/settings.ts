@@ -1,0 +1,46 @@
+/**
+ * Where real mail goes, per open database: set by the process that holds it (`amsg serve
+ * --smtp`, a local command with AMSG_SMTP_URL or a profile's `smtp`), read by the services
+ * that queue mail. A database without settings queues nothing: every send stays simulated,
+ * as it always was. Kept by database, not in a global, so a test can hold two.
+ */
+import type { Db } from '../../store/db.js';
+
+/** An SMTP server, as src/client/smtp-url.ts reads it from a URL. */
+export interface SmtpTarget {
+  host: string;
+  port: number;
+  /** smtps:// (TLS from the first byte); smtp:// upgrades with STARTTLS when the server offers it. */
+  secure: boolean;
+  user?: string;
+  pass?: string;
+  /** Accept a self-signed or otherwise unverifiable certificate (a dev server's). */
+  tlsInsecure?: boolean;
+  /** The URL with its password masked, for messages. */
+  display: string;
+}
+
+export interface MailSettings {
+  smtp: SmtpTarget;
+  /** Patterns (`*@example.test`) of the audience addresses a mailing's own sends may go to; none: no member is mailed. */
+  allow: readonly string[];
+  /** Where this process answers the links of opt-in confirmations (`amsg serve`'s URL); absent: the sandbox's view host. */
+  publicUrl?: string;
+}
+
+const byDb = new WeakMap<Db, MailSettings>();
+
+export function configureMail(db: Db, settings: MailSettings | undefined) {
+  if (settings) byDb.set(db, settings);
+  else byDb.delete(db);
+}
+
+export function mailSettings(db: Db): MailSettings | undefined {
+  return byDb.get(db);
+}
+
+/**
+ * An allow pattern as a SQLite GLOB over the lower-cased address: `*` and `?` keep their
+ * meaning, and `[` (a GLOB class) is matched as itself.
+ */
+export const allowGlob = (pattern: string) => pattern.trim().toLowerCase().replaceAll('[', '[[]');
