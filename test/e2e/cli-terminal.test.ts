@@ -70,9 +70,7 @@ describe.each<Mode>(['local', 'remote'])('tables for people (%s)', (mode) => {
     expect(drawn[1]).toMatch(/^│ ID │ Email\s+│ Status\s+│$/);
     expect(Math.max(...drawn.map((l) => l.length))).toBeLessThanOrEqual(40);
     const piped = await run('members', 'list', '-o', 'table');
-    expect(piped.stdout.split('\n')[1]).toMatch(
-      /^│ ID │ Email\s+│ Status\s+│ Fields\s+│ Member since\s+│ Modified\s+│ Deleted\s+│$/,
-    );
+    expect(piped.stdout.split('\n')[1]).toMatch(/^│ ID │ Email\s+│ Status\s+│ Fields\s+│ Member since\s+│ Modified\s+│ Deleted\s+│$/);
     expect(piped.stderr).not.toContain('left out');
   });
 });
@@ -192,7 +190,14 @@ describe('support staff on an 80-column terminal', () => {
     const html = join(box.dir, 'spring.html');
     writeFileSync(html, '<p>Hi <a href="https://shop.example.com/spring">Spring</a> [% optout_url %]</p>');
     const created = await box.amsg(
-      ...['mailings', 'create', '--name', 'Spring sale 2026 for loyal customers', '--subject', 'Our spring sale starts now, with twenty percent off'],
+      ...[
+        'mailings',
+        'create',
+        '--name',
+        'Spring sale 2026 for loyal customers',
+        '--subject',
+        'Our spring sale starts now, with twenty percent off',
+      ],
       ...['--sender', 'shop@example.com', '--html', html, '--group', 'Gold'],
     );
     expect(created.exitCode).toBe(0);

@@ -98,7 +98,7 @@ describe.each(['local', 'remote'] as const)('names in completion (%s)', (mode) =
     expect(fish).toContain(`complete -c amsg -n '__amsg_at \\'groups get\\'; and __amsg_argn 0' -a '(__amsg_names groups)'`);
     expect(fish).toContain(`complete -c amsg -n '__amsg_at \\'reports compare\\'; and __amsg_argn 0 +' -a '(__amsg_names mailings)'`);
     expect(fish).toMatch(/complete -c amsg -n '__amsg_at \\'members add\\'' -l field -x -a '\(__amsg_names fields =\)'/);
-    expect(fish).toContain("amsg (__amsg_conn) __complete $argv[1] 2>/dev/null | string replace -r -- '$' \"$argv[2]\"");
+    expect(fish).toContain('amsg (__amsg_conn) __complete $argv[1] 2>/dev/null | string replace -r -- \'$\' "$argv[2]"');
     expect((await box.amsg('completion', 'zsh')).stdout).toContain('_amsg_names groups');
   });
 });
