@@ -129,3 +129,16 @@ describe('POST /sim/mailing/{id}', () => {
     expect(marked(s, 'opened')).toEqual([]);
   });
 });
+
+describe('a click costs the same however many clicks its link has', () => {
+  it("the unique-clicks trigger's lookup is one probe of (mailing_id, member_id, link_id), not a walk of the link's clicks", () => {
+    const plan = (
+      s.db
+        .prepare(
+          'EXPLAIN QUERY PLAN SELECT 1 FROM mailing_clicks c WHERE c.mailing_id = ? AND c.member_id = ? AND c.link_id = ? AND c.click_id <> ?',
+        )
+        .all(1, 2, 3, 4) as { detail: string }[]
+    ).map((r) => r.detail);
+    expect(plan).toEqual(['SEARCH c USING COVERING INDEX mailing_clicks_member_link (mailing_id=? AND member_id=? AND link_id=?)']);
+  });
+});

@@ -37,6 +37,7 @@ import * as mailOutbox from './026-mail-outbox.js';
 import * as memberEmailSearch from './027-member-email-search.js';
 import * as responseTimes from './028-response-times.js';
 import * as webhookLogDetail from './029-webhook-log-detail.js';
+import * as clickMemberLinkIndex from './030-click-member-link-index.js';
 
 /** A migration is SQL, or a function for what SQL alone cannot say (025). */
 export type Migration = { name: string; sql: string } | { name: string; apply: (db: Db) => void };
@@ -71,4 +72,5 @@ export const MIGRATIONS: Migration[] = [
   { name: '027-member-email-search', sql: memberEmailSearch.sql },
   { name: '028-response-times', sql: responseTimes.sql },
   { name: '029-webhook-log-detail', sql: webhookLogDetail.sql },
+  { name: '030-click-member-link-index', sql: clickMemberLinkIndex.sql },
 ];
