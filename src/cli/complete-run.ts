@@ -9,7 +9,11 @@ export async function completeNames(opts: GlobalOptions, kind: string): Promise<
   timer.unref();
   const ctx = new RunContext({ ...opts, quiet: true });
   try {
-    const names = await namesOf(await ctx.api(), kind as NameKind);
+    const api = await ctx.api();
+    // A Tab reads names only: no queued job, webhook or mail goes out because of it.
+    const transport = api.transport as { workAfterCalls?: boolean };
+    if ('workAfterCalls' in transport) transport.workAfterCalls = false;
+    const names = await namesOf(api, kind as NameKind);
     if (names.length) await ctx.write(`${names.join('\n')}\n`);
   } catch {
     // No database, no service, no key: nothing to offer.

@@ -118,3 +118,25 @@ test('with nothing to read (no database, a service that is down) a Tab gets noth
   expect([unknown.exitCode, unknown.stdout, unknown.stderr]).toEqual([0, '', '']);
   expect(Date.now() - started).toBeLessThan(6_000);
 });
+
+test('a Tab only reads: a local __complete runs no due job (a scheduled send stays pending)', async () => {
+  const box = new Sandbox('local');
+  try {
+    await box.start();
+    const html = join(box.dir, 'b.html');
+    writeFileSync(html, '<p>[% optout_url %]</p>');
+    expect((await box.amsg('members', 'add', 'ada@example.com', '--group', 'Gold')).exitCode).toBe(0);
+    const created = await box.json(
+      ...['mailings', 'create', '--name', 'Later', '--subject', 'Hi', '--sender', 's@example.com', '--html', html, '--group', 'Gold'],
+      ...['--send-at', '2026-05-06T08:00:00Z'],
+    );
+    // An hour later the send is due: any ordinary call would start it; the completion does not.
+    const later = { ...box.env, AMSG_NOW: '2026-05-06T09:00:00Z' };
+    expect((await box.raw(['__complete', 'mailings'], later)).stdout).toBe('Later');
+    expect((await box.json('mailings', 'get', String(created.mailing_id))).mailing_status).toBe('p');
+    await box.raw(['groups', 'list'], later);
+    expect((await box.json('mailings', 'get', String(created.mailing_id))).mailing_status).not.toBe('p');
+  } finally {
+    await box.stop();
+  }
+});
