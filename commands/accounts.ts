@@ -1,10 +1,9 @@
+import { TABLES } from '../src/cli/columns.js';
 import type { Command } from 'commander';
 import { action, dryRunOption, examples, NotFoundError } from '../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { didYouMean, parseIds } from '../src/cli/resolve.js';
 import type { Api } from '../src/client/api.js';
-
-const COLUMNS = ['account_id', 'account_name', 'account_status'];
 
 /** Sub-account lists answer `{subaccounts: [...]}`, windowed and counted; printed whole unless --limit or --start. */
 const SUBACCOUNTS = { key: 'subaccounts', countable: true, allByDefault: true };
@@ -22,7 +21,14 @@ export function register(accounts: Command) {
       { countable: true },
     ).action(
       action(async (ctx, o: ListFlags & { status?: string; search?: string }) => {
-        await printList(ctx, '/enterprise/subaccounts', { status: o.status, searchterm: o.search }, o, { columns: COLUMNS }, SUBACCOUNTS);
+        await printList(
+          ctx,
+          '/enterprise/subaccounts',
+          { status: o.status, searchterm: o.search },
+          o,
+          { table: TABLES.subaccounts },
+          SUBACCOUNTS,
+        );
       }),
     ),
     ['amsg accounts list', 'amsg accounts list --status trial,active --search Oslo'],
@@ -144,7 +150,7 @@ export function registerAccess(access: Command) {
     }).action(
       action(async (ctx, ref: string, o: ListFlags) => {
         const api = await ctx.api();
-        await printList(ctx, `/enterprise/${await userId(api, ref)}/subaccounts`, {}, o, { columns: COLUMNS }, SUBACCOUNTS);
+        await printList(ctx, `/enterprise/${await userId(api, ref)}/subaccounts`, {}, o, { table: TABLES.subaccounts }, SUBACCOUNTS);
       }),
     ),
     ['amsg users access list ops@example.com'],

@@ -1,3 +1,4 @@
+import { eventTables, TABLES } from '../src/cli/columns.js';
 import type { Command } from 'commander';
 import { action, dryRunOption, examples, EXIT, NotFoundError, UsageError, type RunContext } from '../src/cli/context.js';
 import { collect, didYouMean, memberId } from '../src/cli/resolve.js';
@@ -67,16 +68,7 @@ function attributesOf(o: { attr?: string[]; attributes?: string }): Record<strin
 
 /** `types list|get|create|rename|delete` and `record`/`list`, the same for both kinds. */
 export function registerKind(cmd: Command, k: KindNames) {
-  const TYPE_COLUMNS = [k.typeId, k.typeName, 'display_name', 'created_at'];
-  const RECORD_COLUMNS = [
-    k.recordId,
-    'member_id',
-    k.typeId,
-    `${k.prefix}_monetary_value`,
-    `${k.prefix}_timestamp`,
-    'mailing_id',
-    'attributes',
-  ];
+  const tables = eventTables(k);
   const types = cmd.command('types').description(`the ${k.noun} type catalogue`);
 
   examples(
@@ -84,7 +76,7 @@ export function registerKind(cmd: Command, k: KindNames) {
       countable: true,
     }).action(
       action(async (ctx, o: ListFlags) => {
-        await printList(ctx, `/${k.base}`, {}, o, { columns: TYPE_COLUMNS }, { countable: true, allByDefault: true });
+        await printList(ctx, `/${k.base}`, {}, o, { table: tables.types }, { countable: true, allByDefault: true });
       }),
     ),
     [`amsg ${k.base} types list`],
@@ -208,14 +200,13 @@ export function registerKind(cmd: Command, k: KindNames) {
       action(async (ctx, member: string, o: ListFlags) => {
         const api = await ctx.api();
         const id = await memberId(api, member);
-        await printList(ctx, `/${k.base}/members/${id}`, {}, o, { columns: RECORD_COLUMNS }, { countable: true });
+        await printList(ctx, `/${k.base}/members/${id}`, {}, o, { table: tables.records }, { countable: true });
       }),
     ),
     [`amsg ${k.base} list ada@example.com`, `amsg ${k.base} list 42 --count`],
   );
 }
 
-const INBOUND_COLUMNS = ['inbound_id', 'email', 'received_at', 'status', 'outcome', 'member_id', 'workflow_ids'];
 const OUTCOMES = ['ran', 'invalid-email', 'no-member', 'not-active', 'no-match', 'queued'];
 
 /** Where ingested events go: events_url when it differs from the base URL, else the service itself. */
@@ -305,7 +296,7 @@ export function register(events: Command) {
         }
         if (o.outcome !== undefined && !OUTCOMES.includes(o.outcome))
           throw new UsageError(`--outcome must be one of ${OUTCOMES.join(', ')}, got "${o.outcome}"`);
-        await printList(ctx, '/events/inbound', { outcome: o.outcome }, o, { columns: INBOUND_COLUMNS }, { countable: true });
+        await printList(ctx, '/events/inbound', { outcome: o.outcome }, o, { table: TABLES.inboundEvents }, { countable: true });
       }),
     ),
     ['amsg events inbound --outcome no-match', 'amsg events inbound 17 --json', 'amsg events inbound --outcome queued --count'],

@@ -1,3 +1,4 @@
+import { TABLES } from '../src/cli/columns.js';
 import type { Command } from 'commander';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import type { Api } from '../src/client/api.js';
@@ -5,8 +6,6 @@ import { action, examples, UsageError, type RunContext } from '../src/cli/contex
 import { isStdout, saveDownload } from '../src/cli/download.js';
 import { actingUserEmail, waitForExport, type ExportRecord } from '../src/cli/exports.js';
 import { collectList, groupIds, memberId, parseIds, statusLetter } from '../src/cli/resolve.js';
-
-const EXPORT_COLUMNS = ['export_id', 'export_type', 'status', 'export_name', 'user_id', 'created_at', 'completed_at'];
 
 /** Refuses to write a zip to a terminal before anything is requested. */
 function checkTarget(ctx: RunContext, type: 'a' | 'm', target: string | undefined) {
@@ -126,7 +125,7 @@ export function register(cmd: Command) {
       .action(
         action(async (ctx, o: ListFlags & { type: string }) => {
           if (o.type !== 'a' && o.type !== 'm') throw new UsageError(`--type must be a or m, got "${o.type}"`);
-          await printList(ctx, '/exports', { export_type: o.type }, o, { columns: EXPORT_COLUMNS }, { windowed: false });
+          await printList(ctx, '/exports', { export_type: o.type }, o, { table: TABLES.exports }, { windowed: false });
         }),
       ),
     ['amsg exports list', 'amsg exports list --type m --output table'],

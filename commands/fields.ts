@@ -1,11 +1,10 @@
+import { TABLES } from '../src/cli/columns.js';
 import type { Command } from 'commander';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { action, dryRunOption, examples, NotFoundError, UsageError } from '../src/cli/context.js';
 import { counted, countWhere } from '../src/cli/describe.js';
 import type { Api } from '../src/client/api.js';
 import { collect, didYouMean, fieldId } from '../src/cli/resolve.js';
-
-const FIELD_COLUMNS = ['field_id', 'shortcut_name', 'display_name', 'field_type', 'widget_type', 'options', 'column_order'];
 
 interface DefinitionFlags {
   name?: string;
@@ -43,15 +42,6 @@ const withDefinitionFlags = (cmd: Command) =>
     .option('--options <a,b,c>', 'options, for radio, select and multiple-choice widgets')
     .option('--order <n>', 'column order')
     .option('--required', 'the field is required on forms');
-
-const RELATIONSHIP_COLUMNS = [
-  'relationship_id',
-  'relationship_name',
-  'parent_field.shortcut_name',
-  'child_field.shortcut_name',
-  'options',
-  'created_at',
-];
 
 /** `--allow "EU=Oslo,Paris"`, repeated: each parent option to the child options it allows. */
 function allowedOptions(pairs: string[] | undefined): Record<string, string[]> | undefined {
@@ -118,7 +108,7 @@ function registerRelationships(relationships: Command) {
       windowed: false,
     }).action(
       action(async (ctx, o: ListFlags) => {
-        await printList(ctx, '/fields/relationships', {}, o, { columns: RELATIONSHIP_COLUMNS }, { windowed: false, allByDefault: true });
+        await printList(ctx, '/fields/relationships', {}, o, { table: TABLES.fieldRelationships }, { windowed: false, allByDefault: true });
       }),
     ),
     ['amsg fields relationships list'],
@@ -197,7 +187,7 @@ export function register(fields: Command) {
       windowed: false,
     }).action(
       action(async (ctx, o: ListFlags & { deleted?: boolean }) => {
-        await printList(ctx, '/fields', { deleted: o.deleted }, o, { columns: FIELD_COLUMNS }, { windowed: false });
+        await printList(ctx, '/fields', { deleted: o.deleted }, o, { table: TABLES.fields }, { windowed: false });
       }),
     ),
     ['amsg fields list'],

@@ -1,11 +1,9 @@
+import { TABLES } from '../src/cli/columns.js';
 import type { Command } from 'commander';
 import { action, dryRunOption, examples } from '../src/cli/context.js';
 import { counted, describeGroup, statusWord } from '../src/cli/describe.js';
 import { collectList, groupId, memberId, statusLetter } from '../src/cli/resolve.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
-
-const GROUP_COLUMNS = ['member_group_id', 'group_name', 'group_type', 'active_count', 'error_count', 'optout_count'];
-const MEMBER_COLUMNS = ['member_id', 'email', 'status', 'fields', 'member_since'];
 
 export function register(groups: Command) {
   examples(
@@ -17,7 +15,7 @@ export function register(groups: Command) {
       { countable: true },
     ).action(
       action(async (ctx, o: ListFlags & { type?: string }) => {
-        await printList(ctx, '/groups', { group_types: o.type }, o, { columns: GROUP_COLUMNS }, { countable: true, allByDefault: true });
+        await printList(ctx, '/groups', { group_types: o.type }, o, { table: TABLES.groups }, { countable: true, allByDefault: true });
       }),
     ),
     ['amsg groups list', 'amsg groups list --json | jq ".[].group_name"'],
@@ -95,7 +93,7 @@ export function register(groups: Command) {
           const g = await api.get<{ active_count: number; error_count: number; optout_count: number }>(`/groups/${id}`);
           return g.active_count + g.error_count + g.optout_count;
         };
-        await printList(ctx, `/groups/${id}/members`, { deleted: o.deleted }, o, { columns: MEMBER_COLUMNS }, { total });
+        await printList(ctx, `/groups/${id}/members`, { deleted: o.deleted }, o, { table: TABLES.members }, { total });
       }),
     ),
     ['amsg groups members Newsletter --all --output csv > newsletter.csv', 'amsg groups members Newsletter --limit 20'],

@@ -1,8 +1,7 @@
+import { TABLES } from '../src/cli/columns.js';
 import type { Command } from 'commander';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { action, dryRunOption, examples, NotFoundError, UsageError } from '../src/cli/context.js';
-
-const KEY_COLUMNS = ['key_id', 'user_id', 'user_email', 'public_key', 'label', 'created_at', 'revoked_at'];
 
 export function register(keys: Command) {
   examples(
@@ -11,7 +10,7 @@ export function register(keys: Command) {
       { windowed: false },
     ).action(
       action(async (ctx, o: ListFlags & { includeRevoked?: boolean }) => {
-        await printList(ctx, '/keys', { include_revoked: o.includeRevoked }, o, { columns: KEY_COLUMNS }, { windowed: false });
+        await printList(ctx, '/keys', { include_revoked: o.includeRevoked }, o, { table: TABLES.keys }, { windowed: false });
       }),
     ),
     ['amsg keys list'],

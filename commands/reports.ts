@@ -1,36 +1,29 @@
+import { TABLES } from '../src/cli/columns.js';
 import type { Command } from 'commander';
 import { action, examples, UsageError, type RunContext } from '../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import type { MailingResponse } from '../src/cli/report-view.js';
+import { mailingId } from '../src/cli/resolve.js';
 import { numericId } from './mailings/shared.js';
 
-const MEMBER_COLUMNS = ['member_id', 'email', 'timestamp', 'member_status_id', 'fields'];
-
-/** The lists of a mailing's response: the command, the service's list, its table columns, and what it shows. */
+/**
+ * The lists of a mailing's response: the command, the service's list, its table, and
+ * what it shows; `members`: a list of members, printed by --output csv as the
+ * columns amsg members import reads.
+ */
 const LISTS = {
-  sends: { path: 'sends', columns: MEMBER_COLUMNS, what: 'the members a mailing was sent to' },
-  opens: { path: 'opens', columns: MEMBER_COLUMNS, what: 'the members who opened a mailing' },
-  clicks: {
-    path: 'clicks',
-    columns: ['member_id', 'email', 'link_id', 'timestamp'],
-    what: 'every click in a mailing (--member, --link narrow it)',
-  },
+  sends: { path: 'sends', table: TABLES.reportMembers, members: true, what: 'the members a mailing was sent to' },
+  opens: { path: 'opens', table: TABLES.reportMembers, members: true, what: 'the members who opened a mailing' },
+  clicks: { path: 'clicks', table: TABLES.reportClicks, members: true, what: 'every click in a mailing (--member, --link narrow it)' },
   bounces: {
     path: 'deliveries',
-    columns: ['member_id', 'email', 'delivery_type', 'timestamp'],
+    table: TABLES.reportBounces,
+    members: true,
     what: 'the messages that bounced (--hard or --soft for one kind)',
   },
-  optouts: { path: 'optouts', columns: MEMBER_COLUMNS, what: "the members who opted out through a mailing's link" },
-  forwards: {
-    path: 'forwards',
-    columns: ['forward_mailing_id', 'member_id', 'email', 'timestamp'],
-    what: 'each forward of a mailing by a member',
-  },
-  links: {
-    path: 'links',
-    columns: ['link_id', 'link_order', 'link_name', 'link_target', 'unique_clicks', 'total_clicks'],
-    what: "a mailing's links with their clicks",
-  },
+  optouts: { path: 'optouts', table: TABLES.reportMembers, members: true, what: "the members who opted out through a mailing's link" },
+  forwards: { path: 'forwards', table: TABLES.reportForwards, members: false, what: 'each forward of a mailing by a member' },
+  links: { path: 'links', table: TABLES.reportLinks, members: false, what: "a mailing's links with their clicks" },
 } as const;
 
 interface ReportFlags extends ListFlags {
@@ -102,10 +95,10 @@ the fields), so it pipes into a new group; --json or --output ndjson has every c
       .option('--watch', 'on a terminal: redraw while the mailing sends and engagement arrives, until Ctrl-C')
       .action(
         action(async (ctx, mailing: string, o: { watch?: boolean }) => {
-          const id = numericId(mailing, 'MAILING');
           if (o.watch && !ctx.stdout.isTTY)
-            throw new UsageError('--watch draws on a terminal; off one, read the figures with amsg reports mailing ' + id);
+            throw new UsageError('--watch draws on a terminal; off one, read the figures with amsg reports mailing ' + mailing);
           const api = await ctx.api();
+          const id = await mailingId(api, mailing);
           const report = await api.get<MailingResponse>(`/response/${id}`);
           if (o.watch) return (await reportView()).watchMailing(api, id, ctx.stdout.stream);
           await printSummary(ctx, report);
@@ -121,16 +114,15 @@ the fields), so it pipes into a new group; --json or --output ndjson has every c
     examples(
       cmd.action(
         action(async (ctx, mailing: string, o: ReportFlags) => {
-          const id = numericId(mailing, 'MAILING');
           if (o.hard && o.soft) throw new UsageError('give --hard or --soft, not both');
           const query = {
             ...(name === 'bounces' ? { result: o.hard ? 'hard' : o.soft ? 'soft' : 'bounced' } : {}),
             member_id: o.member === undefined ? undefined : numericId(o.member, '--member'),
             link_id: o.link === undefined ? undefined : numericId(o.link, '--link'),
           };
-          const memberList = (list.columns as readonly string[]).includes('member_id') && name !== 'forwards';
-          const row = ctx.format === 'csv' && memberList ? importable : undefined;
-          await printList(ctx, `/response/${id}/${list.path}`, query, o, { columns: [...list.columns] }, { countable: true, row });
+          const id = await mailingId(await ctx.api(), mailing);
+          const row = ctx.format === 'csv' && list.members ? importable : undefined;
+          await printList(ctx, `/response/${id}/${list.path}`, query, o, { table: list.table }, { countable: true, row });
         }),
       ),
       [
@@ -151,8 +143,9 @@ the fields), so it pipes into a new group; --json or --output ndjson has every c
       .action(
         action(async (ctx, mailings: string[]) => {
           if (mailings.length < 2) throw new UsageError('compare needs two mailings or more');
-          const ids = mailings.map((m) => numericId(m, 'MAILING'));
           const api = await ctx.api();
+          const ids = [];
+          for (const m of mailings) ids.push(await mailingId(api, m));
           const answers = [];
           for (const mailing_id of ids) answers.push({ mailing_id, report: await api.get<MailingResponse>(`/response/${mailing_id}`) });
           if (ctx.format === 'table') return ctx.print((await reportView()).comparison(answers));

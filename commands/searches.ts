@@ -1,11 +1,8 @@
+import { TABLES } from '../src/cli/columns.js';
 import type { Command } from 'commander';
 import { action, examples, UsageError } from '../src/cli/context.js';
 import { jsonArgument, searchId } from '../src/cli/resolve.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
-
-const SEARCH_COLUMNS = ['search_id', 'name', 'active_count', 'error_count', 'optout_count', 'last_run_at', 'criteria'];
-const SEGMENT_COLUMNS = ['segment_id', 'name', 'active_count', 'error_count', 'optout_count'];
-const MEMBER_COLUMNS = ['member_id', 'email', 'status', 'fields', 'member_since'];
 
 const CRITERIA_HELP = 'the condition list as JSON, @FILE to read it from a file, or - for stdin';
 
@@ -30,7 +27,7 @@ the search is saved and refreshed in the background after the audience changes (
   examples(
     windowFlags(searches.command('list').description('list saved searches with active, error and opt-out counts')).action(
       action(async (ctx, o: ListFlags) => {
-        await printList(ctx, '/searches', {}, o, { columns: SEARCH_COLUMNS }, { countable: true, allByDefault: true });
+        await printList(ctx, '/searches', {}, o, { table: TABLES.searches }, { countable: true, allByDefault: true });
       }),
     ),
     ['amsg searches list', 'amsg searches list --json | jq ".[] | {name, active_count}"'],
@@ -110,7 +107,7 @@ the search is saved and refreshed in the background after the audience changes (
       action(async (ctx, ref: string, o: ListFlags) => {
         const api = await ctx.api();
         const id = await searchId(api, ref);
-        await printList(ctx, `/searches/${id}/members`, {}, o, { columns: MEMBER_COLUMNS }, { countable: true });
+        await printList(ctx, `/searches/${id}/members`, {}, o, { table: TABLES.members }, { countable: true });
       }),
     ),
     ['amsg searches members "Oslo VIPs"', 'amsg searches members 3 --count', 'amsg searches members 3 --output csv > oslo.csv'],
@@ -125,7 +122,7 @@ the search is saved and refreshed in the background after the audience changes (
       action(async (ctx, ref: string | undefined, o: ListFlags) => {
         const api = await ctx.api();
         if (ref === undefined)
-          await printList(ctx, '/segments', {}, o, { columns: SEGMENT_COLUMNS }, { countable: true, allByDefault: true });
+          await printList(ctx, '/segments', {}, o, { table: TABLES.segments }, { countable: true, allByDefault: true });
         else await ctx.print(await api.get(`/segments/${await searchId(api, ref)}`));
       }),
     ),

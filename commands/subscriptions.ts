@@ -1,18 +1,8 @@
+import { TABLES } from '../src/cli/columns.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { type Command, Option } from 'commander';
 import { action, examples, UsageError } from '../src/cli/context.js';
 import { collectList, memberId, parseIds, subscriptionId } from '../src/cli/resolve.js';
-
-const SUBSCRIPTION_COLUMNS = [
-  'subscription_id',
-  'subscription_name',
-  'description',
-  'member_count',
-  'optout_count',
-  'subscription_order',
-  'created_at',
-  'deleted_at',
-];
 
 interface EditFlags {
   description?: string;
@@ -53,7 +43,7 @@ export function register(subscriptions: Command) {
     ).action(
       action(async (ctx, o: ListFlags & { deletedOnly?: boolean; includeDeleted?: boolean }) => {
         const query = { deleted_only: o.deletedOnly, include_deleted: o.includeDeleted };
-        await printList(ctx, '/subscriptions', query, o, { columns: SUBSCRIPTION_COLUMNS }, { windowed: false });
+        await printList(ctx, '/subscriptions', query, o, { table: TABLES.subscriptions }, { windowed: false });
       }),
     ),
     ['amsg subscriptions list', 'amsg subscriptions list --include-deleted --json | jq ".[].subscription_name"'],

@@ -1,20 +1,9 @@
+import { TABLES } from '../src/cli/columns.js';
 import type { Command } from 'commander';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { action, dryRunOption, examples, UsageError } from '../src/cli/context.js';
 import { collectList, fieldId, memberId, parseIds } from '../src/cli/resolve.js';
 import { numericId, parseDuration } from './mailings/shared.js';
-
-const TRIGGER_COLUMNS = [
-  'trigger_id',
-  'name',
-  'event_type',
-  'field_id',
-  'parent_mailing_id',
-  'push_offset_units',
-  'start_ts',
-  'is_disabled',
-];
-const MAILING_COLUMNS = ['mailing_id', 'mailing_type', 'mailing_status', 'name', 'recipient_count', 'send_at', 'send_finished'];
 
 /** The event a trigger answers: r (a date field's day) or s (a signup), as letters or words. */
 function eventType(value: string): 'r' | 's' {
@@ -30,7 +19,7 @@ export function register(triggers: Command) {
       windowed: false,
     }).action(
       action(async (ctx, o: ListFlags) => {
-        await printList(ctx, '/triggers', {}, o, { columns: TRIGGER_COLUMNS }, { windowed: false });
+        await printList(ctx, '/triggers', {}, o, { table: TABLES.triggers }, { windowed: false });
       }),
     ),
     ['amsg triggers list', 'amsg triggers list --json | jq ".[].name"'],
@@ -131,7 +120,7 @@ export function register(triggers: Command) {
     }).action(
       action(async (ctx, id: string, o: ListFlags) => {
         const triggerId = numericId(id, 'TRIGGER');
-        await printList(ctx, `/triggers/${triggerId}/mailings`, {}, o, { columns: MAILING_COLUMNS }, { windowed: false });
+        await printList(ctx, `/triggers/${triggerId}/mailings`, {}, o, { table: TABLES.mailings }, { windowed: false });
       }),
     ),
     ['amsg triggers mailings 3'],

@@ -1,11 +1,9 @@
+import { TABLES } from '../src/cli/columns.js';
 import type { Command } from 'commander';
 import { action, dryRunOption, examples, UsageError } from '../src/cli/context.js';
 import { collect, jsonArgument } from '../src/cli/resolve.js';
 import { counted } from '../src/cli/describe.js';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
-
-const WORKFLOW_COLUMNS = ['workflow_id', 'name', 'match', 'actions', 'run_count', 'modified_at'];
-const RUN_COLUMNS = ['run_id', 'inbound_id', 'member_id', 'ran_at', 'actions'];
 
 const workflowId = (ref: string) => {
   if (!/^\d+$/.test(ref)) throw new UsageError(`a workflow is a numeric id, got "${ref}"`);
@@ -73,7 +71,7 @@ pairs it all holds, when its e-mail address belongs to an active member. Actions
       countable: true,
     }).action(
       action(async (ctx, o: ListFlags) => {
-        await printList(ctx, '/workflows', {}, o, { columns: WORKFLOW_COLUMNS }, { countable: true, allByDefault: true });
+        await printList(ctx, '/workflows', {}, o, { table: TABLES.workflows }, { countable: true, allByDefault: true });
       }),
     ),
     ['amsg workflows list'],
@@ -151,7 +149,7 @@ pairs it all holds, when its e-mail address belongs to an active member. Actions
       { countable: true },
     ).action(
       action(async (ctx, ref: string, o: ListFlags) => {
-        await printList(ctx, `/workflows/${workflowId(ref)}/runs`, {}, o, { columns: RUN_COLUMNS }, { countable: true });
+        await printList(ctx, `/workflows/${workflowId(ref)}/runs`, {}, o, { table: TABLES.workflowRuns }, { countable: true });
       }),
     ),
     ['amsg workflows runs 1', 'amsg workflows runs 1 --count'],

@@ -1,21 +1,20 @@
 // A mailing's audience: its members, groups, subscriptions, suppressed members, heads-up
 // copies and searches; `recipients` names groups, segments and subscriptions by id.
+import { TABLES, type TableSpec } from '../../src/cli/columns.js';
 import type { Command } from 'commander';
 import { action, examples, UsageError } from '../../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../../src/cli/paging.js';
 import { collectList, groupIds, mailingId as mailingRef, subscriptionId } from '../../src/cli/resolve.js';
 import { ids } from './shared.js';
 
-const MEMBER_COLUMNS = ['member_id', 'email', 'status', 'fields', 'member_since', 'deleted_at'];
-
 export function registerAudience(mailings: Command) {
   // Member lists come a window at a time; the command prints them whole unless told otherwise.
-  const readCommand = (name: string, description: string, path: string, columns?: string[], paged = false) =>
+  const readCommand = (name: string, description: string, path: string, table?: TableSpec, paged = false) =>
     examples(
       listOptions(mailings.command(`${name} <mailing>`).description(description), { windowed: paged }).action(
         action(async (ctx, id: string, o: ListFlags) => {
           const mailingId = await mailingRef(await ctx.api(), id);
-          await printList(ctx, `/mailings/${mailingId}${path}`, {}, o, { columns }, { windowed: paged, allByDefault: true });
+          await printList(ctx, `/mailings/${mailingId}${path}`, {}, o, { table }, { windowed: paged, allByDefault: true });
         }),
       ),
       [`amsg mailings ${name} 12`],
@@ -24,12 +23,12 @@ export function registerAudience(mailings: Command) {
     'members',
     'the members a mailing was sent to individually (not through groups or searches)',
     '/members',
-    MEMBER_COLUMNS,
+    TABLES.members,
     true,
   );
   readCommand('groups', 'the groups a mailing goes to', '/groups');
   readCommand('subscriptions', 'the subscriptions a mailing goes to', '/subscriptions');
-  readCommand('suppressed-members', 'the members kept out of a mailing', '/suppressed_members', MEMBER_COLUMNS, true);
+  readCommand('suppressed-members', 'the members kept out of a mailing', '/suppressed_members', TABLES.members, true);
   readCommand('headsup', 'the heads-up copies of a mailing, with when they were sent', '/headsup');
 
   examples(

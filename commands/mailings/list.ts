@@ -1,21 +1,11 @@
 // `amsg mailings list` and `get`.
+import { TABLES } from '../../src/cli/columns.js';
 import type { Command } from 'commander';
 import { action, examples } from '../../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../../src/cli/paging.js';
 import { collectList, mailingId as mailingRef } from '../../src/cli/resolve.js';
 import { letters, STATUS_NAMES } from './shared.js';
 
-const MAILING_COLUMNS = [
-  'mailing_id',
-  'mailing_type',
-  'mailing_status',
-  'name',
-  'subject',
-  'recipient_count',
-  'send_at',
-  'send_finished',
-  'archived_ts',
-];
 const TYPE_NAMES: Record<string, string> = { m: 'standard', t: 'test', r: 'trigger', s: 'subject', c: 'content' };
 
 export function registerList(mailings: Command) {
@@ -54,7 +44,7 @@ export function registerList(mailings: Command) {
               '/mailings',
               query,
               o,
-              { columns: MAILING_COLUMNS, words: { mailing_status: STATUS_NAMES } },
+              { table: TABLES.mailings, words: { mailing_status: STATUS_NAMES } },
               { windowed: false },
             );
           },

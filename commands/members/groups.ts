@@ -1,11 +1,10 @@
 // Members and groups: `amsg members groups list|add|remove`, `remove-from-groups`, `copy-to-group`.
+import { TABLES } from '../../src/cli/columns.js';
 import type { Command } from 'commander';
 import { action, dryRunOption, examples, UsageError } from '../../src/cli/context.js';
 import { counted, describeMember } from '../../src/cli/describe.js';
 import { listOptions, printList, type ListFlags } from '../../src/cli/paging.js';
 import { collectList, groupId, groupIds, memberId, parseIds, statusLetter } from '../../src/cli/resolve.js';
-
-const GROUP_COLUMNS = ['member_group_id', 'group_name', 'active_count', 'error_count', 'optout_count'];
 
 export function registerGroups(members: Command) {
   const groups = members.command('groups').description("a member's groups");
@@ -13,7 +12,7 @@ export function registerGroups(members: Command) {
     listOptions(groups.command('list <member>').description('the groups a member is in'), { windowed: false }).action(
       action(async (ctx, ref: string, o: ListFlags) => {
         const api = await ctx.api();
-        await printList(ctx, `/members/${await memberId(api, ref)}/groups`, {}, o, { columns: GROUP_COLUMNS }, { windowed: false });
+        await printList(ctx, `/members/${await memberId(api, ref)}/groups`, {}, o, { table: TABLES.groups }, { windowed: false });
       }),
     ),
     ['amsg members groups list ada@example.com'],

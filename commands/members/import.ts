@@ -120,7 +120,7 @@ async function importFile(ctx: RunContext, file: string, o: ImportFlags) {
     );
   } catch (err) {
     const partial = (err as { outcome?: Awaited<ReturnType<typeof runImport>> }).outcome;
-    if (partial) await report(ctx, partial);
+    if (partial) await report(ctx, partial, o.errorsOut);
     const id = partial?.importId;
     if (id !== undefined)
       ctx.note(
@@ -131,7 +131,7 @@ async function importFile(ctx: RunContext, file: string, o: ImportFlags) {
     process.off('SIGINT', onSigint);
     await progress.stop();
   }
-  await report(ctx, outcome);
+  await report(ctx, outcome, o.errorsOut);
   if (outcome.interrupted) {
     process.exitCode = 130;
     const id = outcome.imports[0]?.import_id;
@@ -157,13 +157,18 @@ async function existingGroupIds(api: Api, ctx: RunContext, refs: string[] = []):
   return ids;
 }
 
-async function report(ctx: RunContext, outcome: Awaited<ReturnType<typeof import('../../src/cli/importer.js')['runImport']>>) {
+async function report(
+  ctx: RunContext,
+  outcome: Awaited<ReturnType<typeof import('../../src/cli/importer.js')['runImport']>>,
+  errorsOut: string | undefined,
+) {
   // Rejected rows and duplicates of an imported row, in line order: the rows not imported.
   const shown = [...outcome.rejected, ...outcome.duplicates].sort((a, b) => a.line - b.line).slice(0, 20);
   for (const r of shown) ctx.note(`line ${r.line}: ${r.reason}`);
   const notImported = outcome.rejectedCount + outcome.duplicateCount;
   if (notImported > shown.length)
-    ctx.note(`… and ${notImported - shown.length} more rows not imported (--errors-out FILE writes them all)`);
+    // With --errors-out the file has them all, and a note says where it went.
+    ctx.note(`… and ${notImported - shown.length} more rows not imported${errorsOut ? '' : ' (--errors-out FILE writes them all)'}`);
   if (outcome.dryRun) {
     // The counts of the import record the real run would make, under the same names,
     // so a dry run and the real import of one file compare key by key.

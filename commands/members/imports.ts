@@ -1,29 +1,16 @@
 // `amsg members imports list|get|members`: the import records and what they did.
+import { TABLES } from '../../src/cli/columns.js';
 import type { Command } from 'commander';
 import { action, examples } from '../../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../../src/cli/paging.js';
 import { parseIds } from '../../src/cli/resolve.js';
-
-const IMPORT_COLUMNS = [
-  'import_id',
-  'status',
-  'source_filename',
-  'num_members',
-  'num_members_added',
-  'num_members_updated',
-  'num_duplicates',
-  'num_skipped',
-  'num_errors',
-  'import_started',
-  'import_finished',
-];
 
 export function registerImports(members: Command) {
   const imports = members.command('imports').description('member imports and what they did');
   examples(
     listOptions(imports.command('list').description('the member imports'), { windowed: false }).action(
       action(async (ctx, o: ListFlags) => {
-        await printList(ctx, '/members/imports', {}, o, { columns: IMPORT_COLUMNS }, { windowed: false });
+        await printList(ctx, '/members/imports', {}, o, { table: TABLES.imports }, { windowed: false });
       }),
     ),
     ['amsg members imports list'],

@@ -1,10 +1,9 @@
 // Reading members: `amsg members list`, `find` (by part of the address) and `get`.
+import { TABLES } from '../../src/cli/columns.js';
 import { type Command, Option } from 'commander';
 import { action, examples, UsageError, type RunContext } from '../../src/cli/context.js';
 import { seg } from '../../src/client/api.js';
 import { listOptions, pages, PAGE_SIZE, printList, wholeNumber, type ListFlags } from '../../src/cli/paging.js';
-
-const MEMBER_COLUMNS = ['member_id', 'email', 'status', 'fields', 'member_since', 'last_modified_at', 'deleted_at'];
 
 export function registerReads(members: Command) {
   examples(
@@ -38,7 +37,7 @@ export function registerReads(members: Command) {
           };
           if (o.emailContains !== undefined)
             return findMembers(ctx, o.emailContains, query, { ...o, limit: o.all ? undefined : (o.limit ?? PAGE_SIZE) });
-          await printList(ctx, '/members', query, o, { columns: MEMBER_COLUMNS }, { countable: true });
+          await printList(ctx, '/members', query, o, { table: TABLES.members }, { countable: true });
         },
       ),
     ),
@@ -89,7 +88,7 @@ async function findMembers(ctx: RunContext, text: string, query: Record<string, 
   if (!text.trim()) throw new UsageError('give some text of the address to look for');
   const needle = text.trim().toLowerCase();
   const api = await ctx.api();
-  const out = await ctx.listWriter({ columns: MEMBER_COLUMNS });
+  const out = await ctx.listWriter({ table: TABLES.members });
   const wanted = o.limit ?? Infinity;
   let found = 0;
   let more = false;

@@ -1,14 +1,12 @@
 // `amsg sms campaigns`: list, get, create, update, copy, deliveries and clicks here; send,
 // cancel and archive in send.ts, registered between them (the order of the help).
+import { TABLES } from '../../src/cli/columns.js';
 import type { Command } from 'commander';
 import { action, examples, UsageError } from '../../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../../src/cli/paging.js';
 import { numericId } from '../mailings/shared.js';
 import { registerSendCancelArchive } from './send.js';
-import { bodyOf, CAMPAIGN_COLUMNS, type CampaignFlags, campaignOptions } from './shared.js';
-
-const DELIVERY_COLUMNS = ['member_id', 'delivery_type', 'bounce_type', 'to_phone_number', 'opted_out_at'];
-const CLICK_COLUMNS = ['member_id', 'sms_link_id', 'sms_link_target', 'to_phone_number', 'click_timestamp'];
+import { bodyOf, type CampaignFlags, campaignOptions } from './shared.js';
 
 export function registerCampaigns(campaigns: Command) {
   examples(
@@ -25,7 +23,7 @@ export function registerCampaigns(campaigns: Command) {
           '/sms/campaigns',
           { include_archived: o.archived },
           o,
-          { columns: CAMPAIGN_COLUMNS },
+          { table: TABLES.smsCampaigns },
           { countable: true, allByDefault: true },
         );
       }),
@@ -96,22 +94,15 @@ export function registerCampaigns(campaigns: Command) {
   );
 
   for (const [verb, columns, what] of [
-    ['deliveries', DELIVERY_COLUMNS, 'its deliveries (d delivered, b bounced), in member id order'],
-    ['clicks', CLICK_COLUMNS, 'the clicks on its short links, in the order they came'],
+    ['deliveries', TABLES.smsDeliveries, 'its deliveries (d delivered, b bounced), in member id order'],
+    ['clicks', TABLES.smsClicks, 'the clicks on its short links, in the order they came'],
   ] as const)
     examples(
       listOptions(campaigns.command(`${verb} <campaign>`).description(`a campaign's ${what}, a window of 500 at a time unless --all`), {
         countable: true,
       }).action(
         action(async (ctx, ref: string, o: ListFlags) => {
-          await printList(
-            ctx,
-            `/sms/campaigns/${numericId(ref, 'CAMPAIGN')}/${verb}`,
-            {},
-            o,
-            { columns: [...columns] },
-            { countable: true },
-          );
+          await printList(ctx, `/sms/campaigns/${numericId(ref, 'CAMPAIGN')}/${verb}`, {}, o, { table: columns }, { countable: true });
         }),
       ),
       [`amsg sms campaigns ${verb} 3`],

@@ -1,9 +1,9 @@
 // `amsg sms campaigns send` (with --wait), `cancel` and `archive`.
+import { TABLES } from '../../src/cli/columns.js';
 import type { Command } from 'commander';
 import type { Api } from '../../src/client/api.js';
 import { action, dryRunOption, examples, EXIT, type RunContext } from '../../src/cli/context.js';
 import { numericId } from '../mailings/shared.js';
-import { CAMPAIGN_COLUMNS } from './shared.js';
 
 /** The send_status letters (the table in docs/guide/sms.md). */
 const STATUS_NAMES: Record<string, string> = {
@@ -36,7 +36,7 @@ async function waitForCampaign(ctx: RunContext, api: Api, id: number): Promise<v
     const c = await api.get<Campaign>(`/sms/campaigns/${id}`);
     if (SETTLED.includes(c.send_status) || c.send_status === 's') {
       if (c.send_status === 's') ctx.note(`SMS campaign ${id} is scheduled for ${c.scheduled_at?.replace(/^@D:/, '')} UTC`);
-      await ctx.print(c, { columns: CAMPAIGN_COLUMNS });
+      await ctx.print(c, { table: TABLES.smsCampaigns });
       if (c.send_status === 'f') {
         ctx.stderr.write(`amsg: SMS campaign ${id} failed: ${c.results_message}\n`);
         process.exitCode = EXIT.refused;

@@ -6,19 +6,6 @@ import type { Api } from '../../src/client/api.js';
 import { UsageError, type RunContext } from '../../src/cli/context.js';
 import { collectList, groupIds, memberId, searchId } from '../../src/cli/resolve.js';
 
-export const CAMPAIGN_COLUMNS = [
-  'sms_campaign_id',
-  'sms_campaign_name',
-  'send_status',
-  'is_promotional',
-  'total_sent',
-  'deliveries',
-  'bounces',
-  'message_segments',
-  'scheduled_at',
-  'send_finished',
-];
-
 export interface CampaignFlags {
   name?: string;
   message?: string;

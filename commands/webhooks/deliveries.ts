@@ -1,20 +1,9 @@
 // Events and deliveries: `amsg webhooks events`, `deliveries`, `replay` and `trigger`.
+import { TABLES } from '../../src/cli/columns.js';
 import type { Command } from 'commander';
 import { action, examples, UsageError } from '../../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../../src/cli/paging.js';
 import { numeric } from './shared.js';
-
-const DELIVERY_COLUMNS = [
-  'delivery_id',
-  'webhook_id',
-  'event_id',
-  'event',
-  'status',
-  'attempts',
-  'last_status_code',
-  'next_attempt_at',
-  'last_error',
-];
 
 export function registerDeliveries(webhooks: Command) {
   examples(
@@ -38,7 +27,7 @@ export function registerDeliveries(webhooks: Command) {
       action(async (ctx, ref: string | undefined, o: ListFlags & { failed?: boolean; status?: string }) => {
         if (o.failed && o.status && o.status !== 'e') throw new UsageError('--failed is --status e; give one of them');
         const query = { webhook_id: ref === undefined ? undefined : numeric('WEBHOOK', ref), status: o.failed ? 'e' : o.status };
-        await printList(ctx, '/webhooks/deliveries', query, o, { columns: DELIVERY_COLUMNS }, { countable: true });
+        await printList(ctx, '/webhooks/deliveries', query, o, { table: TABLES.webhookDeliveries }, { countable: true });
       }),
     ),
     ['amsg webhooks deliveries', 'amsg webhooks deliveries 3 --failed', 'amsg webhooks deliveries --json | jq ".[0].attempt_log"'],

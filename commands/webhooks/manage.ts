@@ -1,13 +1,12 @@
 // The webhooks themselves: `amsg webhooks list`, `get`, `create`, `update`, `roll-secret`,
 // `delete` and `delete-all`.
+import { TABLES } from '../../src/cli/columns.js';
 import type { Command } from 'commander';
 import { action, dryRunOption, examples, UsageError } from '../../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../../src/cli/paging.js';
 import type { Api } from '../../src/client/api.js';
 import { counted } from '../../src/cli/describe.js';
 import { numeric } from './shared.js';
-
-const WEBHOOK_COLUMNS = ['webhook_id', 'event', 'method', 'url', 'public_key'];
 
 interface WebhookFlags {
   url?: string;
@@ -36,7 +35,7 @@ export function registerManage(webhooks: Command) {
       countable: true,
     }).action(
       action(async (ctx, o: ListFlags) => {
-        await printList(ctx, '/webhooks', {}, o, { columns: WEBHOOK_COLUMNS }, { countable: true, allByDefault: true });
+        await printList(ctx, '/webhooks', {}, o, { table: TABLES.webhooks }, { countable: true, allByDefault: true });
       }),
     ),
     ['amsg webhooks list', 'amsg webhooks list --json | jq -r ".[].url"'],

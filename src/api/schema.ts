@@ -62,6 +62,14 @@ export const number = () =>
     return v;
   });
 
+/** A share of a whole, 0 to 1 (0.4 for 40%). */
+export const fraction = () =>
+  schema<number>({ type: 'number', minimum: 0, maximum: 1 }, (v, path) => {
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw invalid(path, `must be a number from 0 to 1 (0.4 for 40%), got ${describe(v)}`);
+    if (v < 0 || v > 1) throw invalid(path, `must be from 0 to 1 (0.4 for 40%), got ${v}`);
+    return v;
+  });
+
 export const string = (opts: { min?: number; max?: number; pattern?: RegExp; hint?: string } = {}) =>
   schema<string>({ type: 'string', minLength: opts.min, maxLength: opts.max }, (v, path) => {
     if (typeof v !== 'string') throw invalid(path, `must be a string, got ${describe(v)}`);

@@ -53,6 +53,8 @@ export interface GlobalOptions extends ConnectionFlags {
   yes?: boolean;
   quiet?: boolean;
   color?: boolean;
+  /** --columns a,b,c: the columns a table or CSV shows (wire names). */
+  columns?: string;
   /** A command's own --dry-run (commander merges it into the globals). */
   dryRun?: boolean;
 }
@@ -134,18 +136,44 @@ export class RunContext {
   }
 
   /**
-   * A table fits the terminal it is drawn on (cells cut, the last columns left out,
-   * with a note naming them); piped, it keeps every column and character.
+   * A table fits the terminal it is drawn on (see fitTable: cells cut, columns left
+   * out with a note naming them); piped, it keeps every column and character.
+   * --columns chooses the columns of a table or CSV; a name no row has is bad usage.
    */
   private fitted(view: View = {}): View {
+    const chosen = this.chosenColumns;
+    const unknownColumns = (unknown: string[], known: string[]): never => {
+      throw new UsageError(
+        `--columns: no column ${unknown.map((c) => `"${c}"`).join(', ')} here; the columns are ${known.join(', ')}`,
+        'columns',
+      );
+    };
     const width = this.stdout.isTTY ? this.stdout.columns : undefined;
-    if (!width) return view;
+    if (!width) return { ...view, chosen, unknownColumns };
     const leftOut = (columns: string[]) =>
       this.note(
-        `left out ${columns.length === 1 ? 'a column' : `${columns.length} columns`} to fit the terminal's ${width} characters: ${columns.join(', ')}; --output json (or csv) shows every column`,
+        `left out ${columns.length === 1 ? 'a column' : `${columns.length} columns`} to fit the terminal's ${width} characters: ${columns.join(', ')}; --output json (or csv) shows every column, --columns chooses them`,
       );
-    return { ...view, width, leftOut };
+    return { ...view, chosen, unknownColumns, width, leftOut };
   }
+
+  /** The columns --columns names; JSON and ndjson print the service's answer whole, and a note says so once. */
+  private get chosenColumns(): string[] | undefined {
+    const text = this.opts.columns;
+    if (text === undefined) return undefined;
+    const names = text
+      .split(',')
+      .map((c) => c.trim())
+      .filter(Boolean);
+    if (!names.length)
+      throw new UsageError('--columns needs one or more column names, comma-separated (e.g. --columns member_id,email)', 'columns');
+    if ((this.format === 'json' || this.format === 'ndjson') && !this.columnsNoted) {
+      this.columnsNoted = true;
+      this.note(`--columns shapes tables and CSV; ${this.format} prints every key the service answered`);
+    }
+    return names;
+  }
+  private columnsNoted = false;
 
   /** Prints an answer in the chosen format. */
   async print(value: unknown, view?: View) {

@@ -114,21 +114,25 @@ const SERVICE_COLUMNS = new Set([
   'fields',
 ]);
 
-/** The column of its own that --errors-out adds after the file's columns: the reason a row was rejected. */
+/**
+ * The columns of its own that --errors-out adds after the file's columns: the line
+ * of the file each row was on, and the reason it was not imported.
+ */
+export const LINE_COLUMN = 'line';
 export const ERROR_COLUMN = 'error';
 
 /**
- * True when the file ends with the rejected-rows file's own `error` column (and no
- * field or --map claims that name): the file is an --errors-out file coming back.
+ * How many of the file's last columns are the rejected-rows file's own: `line` and
+ * `error` (or `error` alone, as files before the line column have it), where no field
+ * or --map claims the name. Not 0: the file is an --errors-out file coming back.
  */
-export function endsWithErrorColumn(header: string[], fieldNames: string[], map: Record<string, string>): boolean {
-  const last = header.at(-1)?.toLowerCase();
-  return (
-    header.length > 1 &&
-    last === ERROR_COLUMN &&
-    !fieldNames.some((f) => f.toLowerCase() === ERROR_COLUMN) &&
-    !Object.keys(map).some((c) => c.toLowerCase() === ERROR_COLUMN)
-  );
+export function ownErrorColumns(header: string[], fieldNames: string[], map: Record<string, string>): 0 | 1 | 2 {
+  const own = (name: string | undefined, wanted: string) =>
+    name?.toLowerCase() === wanted &&
+    !fieldNames.some((f) => f.toLowerCase() === wanted) &&
+    !Object.keys(map).some((c) => c.toLowerCase() === wanted);
+  if (header.length < 2 || !own(header.at(-1), ERROR_COLUMN)) return 0;
+  return header.length > 2 && own(header.at(-2), LINE_COLUMN) ? 2 : 1;
 }
 
 interface Column {
@@ -262,15 +266,15 @@ class ErrorsFile {
     this.out.on('error', (err) => {
       this.failed ??= err;
     });
-    this.out.write(this.stringify([[...this.header, ERROR_COLUMN]]));
+    this.out.write(this.stringify([[...this.header, LINE_COLUMN, ERROR_COLUMN]]));
   }
 
-  async write(values: string[], reason: string) {
+  async write(values: string[], line: number, reason: string) {
     if (!this.path) return;
     if (!this.out) await this.start();
-    // The row's own cells, then the reason: a ragged row is not padded or cut, so it
-    // comes back exactly as it was (its reason then stands after its last cell).
-    this.out!.write(this.stringify!([[...values, reason]]));
+    // The row's own cells, then its line and the reason: a ragged row is not padded or
+    // cut, so it comes back exactly as it was (its line and reason then stand after its last cell).
+    this.out!.write(this.stringify!([[...values, String(line), reason]]));
     this.rows++;
   }
 
@@ -511,9 +515,13 @@ async function importRows(
   const fieldNames = (await api.get<{ shortcut_name: string }[]>('/fields')).map((f) => f.shortcut_name);
   // An --errors-out file coming back: its last cell is the old reason, and the cells
   // before it are the row exactly as it was (a ragged row too), so it goes again as it was.
-  const ownErrors = endsWithErrorColumn(source.header, fieldNames, clientOptions.map);
-  const header = ownErrors ? source.header.slice(0, -1) : source.header;
-  if (ownErrors) note(`the last column, "${source.header.at(-1)}", is the reason amsg gave for rejecting each row: ignored`);
+  const ownErrors = ownErrorColumns(source.header, fieldNames, clientOptions.map);
+  const header = source.header.slice(0, source.header.length - ownErrors);
+  if (ownErrors === 2)
+    note(
+      `the last columns, "${source.header.at(-2)}" and "${source.header.at(-1)}", are the line and the reason amsg gave for rejecting each row: ignored`,
+    );
+  else if (ownErrors) note(`the last column, "${source.header.at(-1)}", is the reason amsg gave for rejecting each row: ignored`);
   const columns = mapColumns(header, fieldNames, clientOptions.map, clientOptions.ignore);
   if (columns.serviceColumns.length)
     note(
@@ -567,14 +575,14 @@ async function importRows(
   const reject = async (line: number, values: string[], reason: string) => {
     outcome.rejectedCount++;
     if (outcome.rejected.length < 1000) outcome.rejected.push({ line, reason });
-    await errors.write(values, reason);
+    await errors.write(values, line, reason);
     progress.update({ rejected: outcome.rejectedCount });
   };
 
   const duplicate = async (line: number, values: string[], reason: string) => {
     outcome.duplicateCount++;
     if (outcome.duplicates.length < 1000) outcome.duplicates.push({ line, reason });
-    await errors.write(values, reason);
+    await errors.write(values, line, reason);
   };
   /** Why a row was dropped as a duplicate: the line of the row imported, when it was in the same batch. */
   const duplicateReason = (batch: Batch, of: number | null) =>
@@ -682,7 +690,7 @@ async function importRows(
           continue;
         }
         outcome.rowsRead++;
-        if (ownErrors) record.values = record.values.slice(0, -1);
+        if (ownErrors) record.values = record.values.slice(0, -ownErrors);
         if (record.problem) batch.refused.push({ record, reason: record.problem });
         else if (record.values.length !== header.length) {
           batch.refused.push({ record, reason: `has ${record.values.length} columns; the header has ${header.length}` });

@@ -113,6 +113,7 @@ export function buildProgram(version: string, args: string[] = [], env: NodeJS.P
     .option('--profile <name>', 'configuration profile (AMSG_PROFILE)')
     .addOption(new Option('-o, --output <format>', 'output format (AMSG_OUTPUT)').choices(['table', 'json', 'ndjson', 'csv']))
     .option('--json', 'shorthand for --output json')
+    .option('--columns <a,b,c>', 'the columns a table or CSV shows, by their JSON names')
     .option('-y, --yes', 'confirm destructive operations without asking (AMSG_YES=1)')
     .option('--no-input', 'never prompt, even on a terminal (AMSG_NO_INPUT=1; also when CI=true)')
     .option('-q, --quiet', 'no notes on stderr (AMSG_QUIET=1)')
@@ -149,6 +150,15 @@ message says how to continue: --resume, --start).`,
     // commander to tell a known command from a typo.
     if (name === wanted || everyCommand) module.register(cmd);
   }
+  // What the completion scripts call for the names of groups, mailings, fields … at a Tab:
+  // hidden, and silent (nothing and exit 0 on any failure).
+  program
+    .command('__complete <kind>', { hidden: true })
+    .description('names for shell completion')
+    .action(async (kind: string) => {
+      const { completeNames } = await import('./complete-run.js');
+      await completeNames(program.opts(), kind);
+    });
   // Every command reports usage errors with exit code 2 instead of exiting itself.
   const override = (cmd: Command) => {
     cmd.exitOverride();

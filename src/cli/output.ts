@@ -1,19 +1,27 @@
 /**
  * Rendering answers for people and for pipes. JSON prints exactly what the service
  * answered; table, ndjson and csv are views of it. Nothing here knows the resources
- * except through the optional column list a command passes.
+ * except through the table spec a command names (columns.ts).
  */
+import { columnOf, type ColumnRole, type TableSpec } from './columns.js';
+
 export const FORMATS = ['table', 'json', 'ndjson', 'csv'] as const;
 export type Format = (typeof FORMATS)[number];
 
 export interface View {
-  /** Columns for table output of a list (all keys by default). Dotted paths reach into objects. */
+  /** The resource's table (columns.ts): its columns, the ones that identify a row, free text, headers. */
+  table?: TableSpec;
+  /** Columns for table output of a list where no spec names them (all keys by default). Dotted paths reach into objects. */
   columns?: string[];
+  /** The columns the user chose (`--columns a,b,c`, wire names): tables and CSV show these, in this order. */
+  chosen?: string[];
+  /** Told the chosen columns no row or spec has (the caller makes it a usage error); rendering stops there. */
+  unknownColumns?: (unknown: string[], known: string[]) => never;
   /** Words for a column's letters in a table (`mailing_status: {p: 'pending', …}`); JSON keeps the letters. */
   words?: Record<string, Record<string, string>>;
   /**
-   * The terminal's width: a table is fitted to it, long cells cut with …, and
-   * the last columns left out when even cut cells do not fit (never without a width).
+   * The terminal's width: a table is fitted to it (see fitTable), and a record's long
+   * values wrap (never without a width).
    */
   width?: number;
   /** Told which columns a fitted table left out, so the command can say so on stderr. */
@@ -57,19 +65,17 @@ export const MIN_CELL = 8;
 export const tableWidth = (widths: number[]) => widths.reduce((a, b) => a + b, 0) + 3 * widths.length + 1;
 
 /**
- * Column widths that fit a table in `width` characters: the widest columns give up
- * room first, none below `floor` characters (or its own width, if narrower). The
- * answer may still be too wide; fitColumns then leaves columns out.
+ * Narrows `widths` (in place) until the table fits in `width` or no column may give
+ * more: the widest column that may (`may(i)`) gives up room first, none below its floor.
  */
-export function fitWidths(natural: number[], width: number, floor = MIN_CELL): number[] {
-  const widths = [...natural];
+function shrink(widths: number[], floors: number[], width: number, may: (i: number) => boolean = () => true): number[] {
   let over = tableWidth(widths) - width;
   while (over > 0) {
-    const widest = Math.max(...widths);
-    if (widest <= floor) break;
-    const i = widths.indexOf(widest);
-    const second = Math.max(floor, ...widths.filter((_, j) => j !== i));
-    const take = Math.min(over, Math.max(1, widest - second));
+    const open = widths.map((_, i) => i).filter((i) => may(i) && widths[i] > floors[i]);
+    if (!open.length) break;
+    const i = open.reduce((a, b) => (widths[b] > widths[a] ? b : a));
+    const second = Math.max(floors[i], ...open.filter((j) => j !== i).map((j) => widths[j]));
+    const take = Math.min(over, Math.max(1, widths[i] - second));
     widths[i] -= take;
     over -= take;
   }
@@ -77,16 +83,66 @@ export function fitWidths(natural: number[], width: number, floor = MIN_CELL): n
 }
 
 /**
- * Which columns of a table fit in `width`, and how wide each is drawn. Columns come
- * in the order the command chose them, most telling first: when cut cells still do
- * not fit, the last ones are left out (never the first), and the caller says so.
+ * Column widths that fit a table in `width` characters: the widest columns give up
+ * room first, none below `floor` characters (or its own width, if narrower). The
+ * answer may still be too wide; fitTable then leaves columns out.
  */
-export function fitColumns(natural: number[], width: number): { kept: number; widths: number[] } {
-  for (let kept = natural.length; kept > 1; kept--) {
-    const widths = fitWidths(natural.slice(0, kept), width);
+export function fitWidths(natural: number[], width: number, floor = MIN_CELL): number[] {
+  return shrink(
+    [...natural],
+    natural.map((n) => Math.min(n, floor)),
+    width,
+  );
+}
+
+/** A column as fitTable sees it: its natural width, how narrow a cut may make it, its role, and whether it is empty. */
+export interface FitColumn {
+  natural: number;
+  /** Its natural width when a cut would make it say nothing or something false (an id, a number, a date). */
+  floor: number;
+  role?: ColumnRole;
+  empty?: boolean;
+}
+
+/**
+ * Which columns of a table fit in `width`, and how wide each is drawn. A table that
+ * must shed width sheds what says least first:
+ * 1. columns with nothing in them;
+ * 2. room in long free text (`fields`, a subject), widest first, then in other text
+ *    (ids, numbers and dates are never cut: their floor is their width);
+ * 3. whole columns that do not identify a row, the last first (a command lists its
+ *    columns most telling first), named to the caller;
+ * 4. last resort, when the identifying columns alone do not fit: they are cut too.
+ */
+export function fitTable(columns: FitColumn[], width: number): { kept: number[]; widths: number[] } {
+  const all = columns.map((_, i) => i);
+  if (tableWidth(columns.map((c) => c.natural)) <= width) return { kept: all, widths: columns.map((c) => c.natural) };
+  const kept = all.filter((i) => !columns[i].empty || columns[i].role === 'id');
+  for (;;) {
+    const cols = kept.map((i) => columns[i]);
+    const floors = cols.map((c) => (c.role === 'id' ? c.natural : Math.min(c.natural, c.floor)));
+    const widths = shrink(
+      cols.map((c) => c.natural),
+      floors,
+      width,
+      (j) => cols[j].role === 'free',
+    );
+    shrink(widths, floors, width);
     if (tableWidth(widths) <= width) return { kept, widths };
+    const last = kept.findLastIndex((i) => columns[i].role !== 'id');
+    if (last < 0 || kept.length === 1) break;
+    kept.splice(last, 1);
   }
-  return { kept: Math.min(1, natural.length), widths: fitWidths(natural.slice(0, 1), width, 1) };
+  // Only identifying columns are left (or one column): cut them, as little as can be.
+  if (kept.length === 0) kept.push(0);
+  return {
+    kept,
+    widths: fitWidths(
+      kept.map((i) => columns[i].natural),
+      width,
+      1,
+    ),
+  };
 }
 
 type Row = Record<string, unknown>;
@@ -138,7 +194,7 @@ export async function render(value: unknown, format: Format, view: View = {}): P
     case 'ndjson':
       return (Array.isArray(value) ? value : [value]).map((v) => JSON.stringify(v) + '\n').join('');
     case 'csv':
-      return renderCsv(value);
+      return renderCsv(value, view);
     case 'table':
       return renderTable(value, view);
   }
@@ -154,12 +210,21 @@ export function csvColumns(rows: Row[]): string[] {
   return keys.filter((k) => !parents.has(k));
 }
 
-async function renderCsv(value: unknown): Promise<string> {
+/** The CSV columns: those chosen with --columns (checked against the rows), or every key. */
+function chosenCsvColumns(rows: Row[], view: View): string[] {
+  if (!view.chosen) return csvColumns(rows);
+  const known = new Set([...rows.flatMap((r) => Object.keys(r)), ...(view.table?.columns.map((c) => c.key) ?? [])]);
+  const unknown = rows.length ? view.chosen.filter((c) => !known.has(c)) : [];
+  if (unknown.length) view.unknownColumns?.(unknown, [...known]);
+  return view.chosen;
+}
+
+async function renderCsv(value: unknown, view: View): Promise<string> {
   const { stringify } = await import('csv-stringify/sync');
   const items = Array.isArray(value) ? value : [value];
   if (!items.every(isRow)) return stringify(items.map((v) => [cell(v)]));
   const rows = items.map((r) => flatten(r as Row));
-  const columns = csvColumns(rows);
+  const columns = chosenCsvColumns(rows, view);
   return stringify(
     rows.map((r) => columns.map((c) => cell(r[c]))),
     { header: true, columns },
@@ -201,8 +266,9 @@ export function listWriter(format: Format, view: View, write: (text: string) => 
         else {
           const flat = rows.map((r) => flatten(r as Row));
           const header = !columns;
-          columns ??= csvColumns(flat);
-          for (const r of flat) for (const [k, v] of Object.entries(r)) if (cell(v) !== '' && !columns.includes(k)) dropped.add(k);
+          columns ??= chosenCsvColumns(flat, view);
+          if (!view.chosen)
+            for (const r of flat) for (const [k, v] of Object.entries(r)) if (cell(v) !== '' && !columns.includes(k)) dropped.add(k);
           await write(
             stringify(
               flat.map((r) => columns!.map((c) => cell(r[c]))),
@@ -224,32 +290,94 @@ export function listWriter(format: Format, view: View, write: (text: string) => 
 /** Box drawing without a rule between rows: denser, and still aligned. */
 const CHARS = { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' };
 
+/** The most lines a record's value wraps to on a terminal; past them it is cut with … (a last resort). */
+const MAX_VALUE_LINES = 12;
+
+/** Wraps text to `width` characters a line, at a space where one is near, else mid-word. */
+export function wrap(text: string, width: number, maxLines = MAX_VALUE_LINES): string {
+  const out: string[] = [];
+  for (const paragraph of text.split('\n')) {
+    let rest = paragraph;
+    while (rest.length > width) {
+      const space = rest.lastIndexOf(' ', width);
+      const at = space > width / 2 ? space : width;
+      out.push(rest.slice(0, at).trimEnd());
+      rest = rest.slice(at).trimStart();
+    }
+    out.push(rest);
+  }
+  if (out.length > maxLines) return [...out.slice(0, maxLines - 1), cut(out[maxLines - 1] + ' …', width)].join('\n');
+  return out.join('\n');
+}
+
+/** The columns a list table draws: those chosen (--columns), the spec's that some row has, the command's, or every key. */
+function tableColumns(rows: Row[], view: View): string[] {
+  const keys = () => [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  if (view.chosen) {
+    const known = new Set([...(view.table?.columns.map((c) => c.key) ?? []), ...keys(), ...rows.flatMap((r) => Object.keys(flatten(r)))]);
+    const unknown = view.chosen.filter((c) => !known.has(c));
+    if (unknown.length) view.unknownColumns?.(unknown, [...known]);
+    return view.chosen;
+  }
+  if (view.table) return view.table.columns.map((c) => c.key).filter((k) => rows.some((r) => pick(r, k) !== undefined));
+  return view.columns ?? keys();
+}
+
+/** A cell a cut would make say nothing or something false: a number, a date, true/false. */
+const uncuttable = (v: unknown) =>
+  v === null ||
+  v === undefined ||
+  typeof v === 'number' ||
+  typeof v === 'boolean' ||
+  (typeof v === 'string' && /^(@D:)?\d{4}-\d\d-\d\d/.test(v));
+
 async function renderTable(value: unknown, view: View): Promise<string> {
   if (!isRow(value) && !Array.isArray(value)) return `${cell(value)}\n`;
   const { default: Table } = await import('cli-table3');
   if (Array.isArray(value)) {
     if (!value.length) return '(none)\n';
     if (!value.every(isRow)) return value.map((v) => cell(v)).join('\n') + '\n';
-    const columns = view.columns ?? [...new Set(value.flatMap((r) => Object.keys(r as Row)))];
-    let rows = (value as Row[]).map((row) => columns.map((c) => tableCell(pick(row, c), c, view)));
-    let head = columns;
+    const records = value as Row[];
+    const columns = tableColumns(records, view);
+    const specs = columns.map((c) => columnOf(view.table, c));
+    let rows = records.map((row) => columns.map((c) => tableCell(pick(row, c), c, view)));
+    let head = specs.map((c) => c.label);
     if (view.width) {
       const lineWidth = (t: string) => Math.max(...t.split('\n').map((l) => l.length));
-      const { kept, widths } = fitColumns(
-        columns.map((c, i) => Math.max(c.length, ...rows.map((r) => lineWidth(r[i])))),
-        view.width,
-      );
-      if (kept < columns.length) view.leftOut?.(columns.slice(kept));
-      rows = rows.map((r) => r.slice(0, kept).map((text, i) => cut(text, widths[i])));
-      head = columns.slice(0, kept).map((c, i) => cut(c, widths[i]));
+      const fit = specs.map((c, i) => {
+        const natural = Math.max(head[i].length, ...rows.map((r) => lineWidth(r[i])));
+        const atomic = records.every((r) => uncuttable(pick(r, c.key)));
+        return { natural, floor: atomic ? natural : MIN_CELL, role: c.role, empty: rows.every((r) => r[i] === '') };
+      });
+      const { kept, widths } = fitTable(fit, view.width);
+      const leftOut = columns.filter((_, i) => !kept.includes(i) && !fit[i].empty);
+      if (leftOut.length) view.leftOut?.(leftOut);
+      rows = rows.map((r) => kept.map((i, j) => cut(r[i], widths[j])));
+      head = kept.map((i, j) => cut(head[i], widths[j]));
     }
     const table = new Table({ head, chars: CHARS, style: { head: [], border: [] } });
     for (const row of rows) table.push(row);
     return table.toString() + '\n';
   }
   const table = new Table({ chars: CHARS, style: { head: [], border: [] } });
-  const entries = Object.entries(value).map(([k, v]) => [k, tableCell(v, k, view)] as const);
+  const record = view.chosen ? Object.fromEntries(view.chosen.map((k) => [k, pick(value, k)])) : value;
+  if (view.chosen) {
+    const known = [...new Set([...Object.keys(value), ...Object.keys(flatten(value))])];
+    const unknown = view.chosen.filter((c) => !known.includes(c));
+    if (unknown.length) view.unknownColumns?.(unknown, known);
+  }
+  const entries = Object.entries(record);
   const keyWidth = Math.max(...entries.map(([k]) => k.length));
-  for (const [k, text] of entries) table.push({ [k]: view.width ? cut(text, Math.max(view.width - keyWidth - 7, 10)) : text });
+  const valueWidth = view.width && Math.max(view.width - keyWidth - 7, 10);
+  for (const [k, v] of entries) {
+    // On a terminal an object's entries go one a line (`fields`), and long values wrap rather than lose their end.
+    const text =
+      valueWidth && isRow(v)
+        ? Object.entries(v)
+            .map((entry) => cell(Object.fromEntries([entry])))
+            .join('\n')
+        : tableCell(v, k, view);
+    table.push({ [k]: valueWidth ? wrap(text, valueWidth) : text });
+  }
   return table.toString() + '\n';
 }

@@ -39,6 +39,12 @@ export class LocalTransport implements Transport {
 
   readonly runsJobs = true;
 
+  /**
+   * Whether a call is followed by the due work (jobs, webhook posts, mail). Off for
+   * `amsg __complete`, which reads names at a Tab and must neither send nor wait.
+   */
+  workAfterCalls = true;
+
   private async open(): Promise<LocalService> {
     if (!this.service) {
       // Checked here, not in openLocal, because a missing file means the service
@@ -75,9 +81,11 @@ export class LocalTransport implements Transport {
     });
     // Whichever process holds the database advances due jobs; in local mode that is
     // this CLI, a little after each call (a waiting command polls, so it keeps going).
-    advanceJobs(JOB_SLICE_MS);
-    await deliverWebhooks(WEBHOOK_BUDGET_MS);
-    this.noteMail(await deliverMail(MAIL_BUDGET_MS));
+    if (this.workAfterCalls) {
+      advanceJobs(JOB_SLICE_MS);
+      await deliverWebhooks(WEBHOOK_BUDGET_MS);
+      this.noteMail(await deliverMail(MAIL_BUDGET_MS));
+    }
     const body = res.body === undefined ? undefined : JSON.parse(jsonText(res.body));
     if (res.status >= 400) throw ApiError.fromResponse(res.status, body);
     const cut = parseWindowCut(res.headers?.[WINDOW_CUT_HEADER]);

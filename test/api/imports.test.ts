@@ -902,13 +902,13 @@ describe('runImport (the CLI pipeline) against the route table', () => {
     expect(outcome.imports[0]).toMatchObject({ status: 'o', num_members: 8, num_members_added: 3, num_duplicates: 3, num_errors: 2 });
     expect(readFileSync(errorsOut, 'utf8')).toBe(
       [
-        'email,first_name,error',
-        'bad,X,"""bad"" is not a valid e-mail address"',
-        'A@x.org,A2,"duplicate of an earlier row, the one imported for this address"',
-        'c@x.org,C2,"duplicate of line 5, the row imported for this address"',
+        'email,first_name,line,error',
+        'bad,X,4,"""bad"" is not a valid e-mail address"',
+        'A@x.org,A2,6,"duplicate of an earlier row, the one imported for this address"',
+        'c@x.org,C2,7,"duplicate of line 5, the row imported for this address"',
         // A ragged row keeps exactly its cells, so the file re-imports as it was.
-        'short,has 1 columns; the header has 2',
-        'b@x.org,B2,"duplicate of an earlier row, the one imported for this address"',
+        'short,8,has 1 columns; the header has 2',
+        'b@x.org,B2,9,"duplicate of an earlier row, the one imported for this address"',
         '',
       ].join('\n'),
     );

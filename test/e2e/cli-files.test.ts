@@ -64,19 +64,28 @@ describe.each<Mode>(['local', 'remote'])('files round-trip (%s)', (mode) => {
     const written = readFileSync(rejected, 'utf8');
     expect(written).toBe(
       [
-        'email,first_name,score,error',
-        'ten@example.com,Ten,ten,"score: must be a number for a numeric field, got ""ten"""',
-        'ragged@example.com,Rag,has 2 columns; the header has 3',
+        'email,first_name,score,line,error',
+        'ten@example.com,Ten,ten,3,"score: must be a number for a numeric field, got ""ten"""',
+        'ragged@example.com,Rag,4,has 2 columns; the header has 3',
         '',
       ].join('\n'),
     );
-    // Unfixed, the file comes back with the same rows and reasons: the error column is
-    // the importer's own, and the ragged row has exactly its two cells again.
+    // Unfixed, the file comes back with the same rows and reasons, on its own lines: the
+    // line and error columns are the importer's own, and the ragged row has exactly its two cells again.
     const again = join(box.dir, 'rejected-again.csv');
     const unfixed = await run('members', 'import', rejected, '--errors-out', again);
     expect(unfixed.exitCode).toBe(4);
-    expect(unfixed.stderr).toContain('the last column, "error", is the reason amsg gave for rejecting each row: ignored');
-    expect(readFileSync(again, 'utf8')).toBe(written);
+    expect(unfixed.stderr).toContain(
+      'the last columns, "line" and "error", are the line and the reason amsg gave for rejecting each row: ignored',
+    );
+    expect(readFileSync(again, 'utf8')).toBe(written.replace(',ten,3,', ',ten,2,').replace(',Rag,4,', ',Rag,3,'));
+    // A file from before the line column (error alone) comes back too.
+    const older = file('older.csv', 'email,first_name,score,error\nten@example.com,Ten,ten,"score: bad"\n');
+    const fromOlder = await run('members', 'import', older, '--errors-out', join(box.dir, 'older-again.csv'));
+    expect(fromOlder.stderr).toContain('the last column, "error", is the reason amsg gave for rejecting each row: ignored');
+    expect(readFileSync(join(box.dir, 'older-again.csv'), 'utf8').split('\n')[1]).toBe(
+      'ten@example.com,Ten,ten,2,"score: must be a number for a numeric field, got ""ten"""',
+    );
     // Fixed (a value corrected, the missing cell added), it imports with no hand edit of the error column.
     const fixedFile = file(
       'fixed.csv',
@@ -93,6 +102,22 @@ describe.each<Mode>(['local', 'remote'])('files round-trip (%s)', (mode) => {
     // Nothing rejected: nothing written, and said so.
     expect(existsSync(nothing)).toBe(false);
     expect(fixed.stderr).toContain(`every row was imported: nothing written to ${nothing}`);
+  });
+
+  test('past the 20 rows told, --errors-out given means no hint to give it; without it, the hint', async () => {
+    const csv = file('many-bad.csv', ['email', ...Array.from({ length: 25 }, (_, i) => `bad${i}`)].join('\n') + '\n');
+    const rejected = join(box.dir, 'many-rejected.csv');
+    const withFile = await run('members', 'import', csv, '--errors-out', rejected);
+    expect(withFile.exitCode).toBe(4);
+    expect(withFile.stderr).toContain('amsg: … and 5 more rows not imported\n');
+    expect(withFile.stderr).not.toContain('--errors-out FILE');
+    expect(withFile.stderr).toContain(`amsg: wrote the 25 rows not imported to ${rejected}`);
+    expect(readFileSync(rejected, 'utf8').split('\n').slice(0, 2)).toEqual([
+      'email,line,error',
+      'bad0,2,"""bad0"" is not a valid e-mail address"',
+    ]);
+    const without = await run('members', 'import', csv);
+    expect(without.stderr).toContain('amsg: … and 5 more rows not imported (--errors-out FILE writes them all)');
   });
 
   test("an exported list re-imports: the service's own columns are skipped with a note", async () => {

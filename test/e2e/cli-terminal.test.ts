@@ -60,19 +60,17 @@ describe.each<Mode>(['local', 'remote'])('tables for people (%s)', (mode) => {
     expect([wire.status, wire.member_status_id, wire.member_since]).toEqual(['opt-out', 'o', '@D:2026-05-06T07:08:09']);
   });
 
-  test('on a narrow terminal a table leaves its last columns out and says which; piped, it keeps them all', async () => {
+  test('on a narrow terminal a table drops its empty columns, leaves its last columns out and says which; piped, it keeps them all', async () => {
     const narrow = await onTerminal(box, ['members', 'list', '-o', 'table'], { cols: 40 });
     expect(narrow.exitCode).toBe(0);
     expect(narrow.screen).toContain(
-      "amsg: left out 4 columns to fit the terminal's 40 characters: fields, member_since, last_modified_at, deleted_at; --output json (or csv) shows every column",
+      "amsg: left out 2 columns to fit the terminal's 40 characters: member_since, last_modified_at; --output json (or csv) shows every column, --columns chooses them",
     );
     const drawn = narrow.screen.split('\n').filter((l) => l.startsWith('│') || l.startsWith('┌'));
-    expect(drawn[1]).toMatch(/^│ member_id │ email\s+│ status\s+│$/);
+    expect(drawn[1]).toMatch(/^│ ID │ Email\s+│ Status\s+│$/);
     expect(Math.max(...drawn.map((l) => l.length))).toBeLessThanOrEqual(40);
     const piped = await run('members', 'list', '-o', 'table');
-    expect(piped.stdout.split('\n')[1]).toMatch(
-      /^│ member_id │ email\s+│ status\s+│ fields\s+│ member_since\s+│ last_modified_at\s+│ deleted_at\s+│$/,
-    );
+    expect(piped.stdout.split('\n')[1]).toMatch(/^│ ID │ Email\s+│ Status\s+│ Fields\s+│ Member since\s+│ Modified\s+│ Deleted\s+│$/);
     expect(piped.stderr).not.toContain('left out');
   });
 });
@@ -161,4 +159,99 @@ describe('on a terminal', () => {
     const lines = piped.stderr.split('\n').filter((l) => l.startsWith('amsg: Import '));
     expect(lines).toEqual([`amsg: Import ${Number(id) + 1} (status o): 2 rows, 0 added, 1 updated, 0 duplicates, 1 skipped, 1 errors.`]);
   }, 120_000);
+});
+
+/**
+ * What support staff met on an 80-column terminal (issue 35): tables that must shed
+ * width keep the columns that identify a row whole, drop empty columns first, cut
+ * long free text first, and head their columns in words a person reads.
+ */
+describe('support staff on an 80-column terminal', () => {
+  const box = new Sandbox('local');
+  const table = (screen: string) => screen.split('\n').filter((l) => /^[│┌└]/.test(l));
+  beforeAll(async () => {
+    await box.start();
+    for (let n = 1; n <= 3; n++)
+      expect(
+        (
+          await box.amsg(
+            'members',
+            'add',
+            `aisha.857${n}@example-longdomain.com`,
+            '--field',
+            'first_name=Aisha',
+            '--field',
+            `last_name=Khan-Rahman ${n}`,
+            '--group',
+            'Gold',
+          )
+        ).exitCode,
+      ).toBe(0);
+    const html = join(box.dir, 'spring.html');
+    writeFileSync(html, '<p>Hi <a href="https://shop.example.com/spring">Spring</a> [% optout_url %]</p>');
+    const created = await box.amsg(
+      ...[
+        'mailings',
+        'create',
+        '--name',
+        'Spring sale 2026 for loyal customers',
+        '--subject',
+        'Our spring sale starts now, with twenty percent off',
+      ],
+      ...['--sender', 'shop@example.com', '--html', html, '--group', 'Gold'],
+    );
+    expect(created.exitCode).toBe(0);
+  }, 30_000);
+  afterAll(() => box.stop());
+
+  test('members find: every address whole, the empty deleted_at column dropped, fields cut first', async () => {
+    const r = await onTerminal(box, ['members', 'find', 'aisha.857', '-q'], { cols: 80 });
+    expect(r.exitCode).toBe(0);
+    const drawn = table(r.screen);
+    for (const line of drawn) expect(line.length, line).toBeLessThanOrEqual(80);
+    expect(drawn[1]).toMatch(/^│ ID │ Email\s+│ Status │ Fields\s+│$/);
+    for (let n = 1; n <= 3; n++) expect(r.screen).toContain(`│ ${n}  │ aisha.857${n}@example-longdomain.com │ active │ first_name=Aisha;`);
+    expect(r.screen).not.toContain('Deleted');
+  });
+
+  test('members mailings: the mailing id, name and subject say which mailing a row is', async () => {
+    const r = await onTerminal(box, ['members', 'mailings', 'aisha.8571@example-longdomain.com', '-q'], { cols: 80 });
+    expect(r.exitCode).toBe(0);
+    const drawn = table(r.screen);
+    for (const line of drawn) expect(line.length, line).toBeLessThanOrEqual(80);
+    expect(drawn[1]).toMatch(/^│ Mailing │ Name\s+│ Subject\s+│ Sent\s+│/);
+    expect(drawn[2]).toMatch(/^│ 1\s+│ Spring sale 2026 for loyal customers │ Our spr\S*… │ 2026-05-06 07:08 │/);
+  });
+
+  test('mailings list: headers a person tells apart (JSON keeps the wire names)', async () => {
+    const r = await onTerminal(box, ['mailings', 'list', '-q'], { cols: 80 });
+    expect(r.exitCode).toBe(0);
+    const drawn = table(r.screen);
+    expect(drawn[1]).toMatch(/^│ ID │ Name\s+│ Status\s+│ Type │ Subject\s+│/);
+    expect(drawn[2]).toContain('│ Spring sale 2026 for loyal customers │ complete │');
+    const [wire] = JSON.parse((await box.amsg('mailings', 'list')).stdout);
+    expect(Object.keys(wire)).toEqual(expect.arrayContaining(['mailing_id', 'mailing_type', 'mailing_status']));
+  });
+
+  test('members get: fields show one a line and long values wrap, never cut', async () => {
+    const long = `a note that runs on and on ${'and on '.repeat(20)}to its very end`;
+    expect((await box.amsg('members', 'update', 'aisha.8572@example-longdomain.com', '--field', `last_name=${long}`)).exitCode).toBe(0);
+    const r = await onTerminal(box, ['members', 'get', 'aisha.8572@example-longdomain.com', '-q'], { cols: 80 });
+    expect(r.exitCode).toBe(0);
+    for (const line of table(r.screen)) expect(line.length, line).toBeLessThanOrEqual(80);
+    expect(r.screen).toMatch(/│ fields\s+│ first_name=Aisha\s+│\n│\s+│ last_name=a note that runs on/);
+    expect(r.screen).toContain('to its very end');
+    expect(r.screen).not.toContain('…');
+  });
+
+  test('--columns chooses the columns (wire names, dotted for a field); an unknown one is a usage error naming the columns', async () => {
+    const r = await onTerminal(box, ['members', 'find', 'aisha.857', '--columns', 'email,fields.last_name', '-q'], { cols: 80 });
+    expect(table(r.screen)[1]).toMatch(/^│ Email\s+│ Fields last name\s+│$/);
+    expect(r.screen).toContain('│ aisha.8573@example-longdomain.com │ Khan-Rahman 3');
+    const csv = await box.amsg('members', 'find', 'aisha.857', '--columns', 'member_id,email', '-o', 'csv');
+    expect(csv.stdout.split('\n').slice(0, 2)).toEqual(['member_id,email', '1,aisha.8571@example-longdomain.com']);
+    const bad = await box.amsg('members', 'find', 'aisha.857', '--columns', 'email,nope', '-o', 'table');
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain('amsg: --columns: no column "nope" here; the columns are member_id, ');
+  });
 });

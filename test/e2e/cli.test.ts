@@ -246,7 +246,7 @@ describe.each<Mode>(['local', 'remote'])('amsg CLI (%s)', (mode) => {
     expect(lines).toHaveLength(4);
     expect(JSON.parse(lines[0]).group_name).toBe('Newsletter');
     const table = await run('groups', 'list', '-o', 'table');
-    expect(table.stdout).toContain('│ member_group_id │ group_name │');
+    expect(table.stdout).toMatch(/│ ID │ Group\s+│ Type │ Active │ Errors │ Opted out │/);
     expect(table.stdout).toMatch(/│ 1\s+│ Newsletter\s+│ g\s+│ 0\s+│ 0\s+│ 1\s+│/);
     const done = await run('members', 'optout', 'ada@example.com', '-o', 'table');
     expect(done.stdout).toBe('Opted out ada@example.com.');

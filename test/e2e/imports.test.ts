@@ -158,16 +158,16 @@ describe.each<Mode>(['local', 'remote'])('amsg members import (%s)', (mode) => {
     ]);
     expect(readFileSync(errorsOut, 'utf8')).toBe(
       [
-        'email,first_name,last_name,city,birthday,score,group_name,error',
-        'not-an-email,Bad,Email,Oslo,1990-01-01,10,Newsletter,"""not-an-email"" is not a valid e-mail address"',
-        ',No,Email,Oslo,1990-01-01,10,Newsletter,email is missing',
-        'bad.date@example.com,Bad,Date,Oslo,1990-02-30,10,Newsletter,"birthday: must be a date YYYY-MM-DD for a date field, got ""1990-02-30"""',
-        'bad.score@example.com,Bad,Score,Oslo,1990-01-01,ten,Newsletter,"score: must be a number for a numeric field, got ""ten"""',
+        'email,first_name,last_name,city,birthday,score,group_name,line,error',
+        'not-an-email,Bad,Email,Oslo,1990-01-01,10,Newsletter,3,"""not-an-email"" is not a valid e-mail address"',
+        ',No,Email,Oslo,1990-01-01,10,Newsletter,4,email is missing',
+        'bad.date@example.com,Bad,Date,Oslo,1990-02-30,10,Newsletter,5,"birthday: must be a date YYYY-MM-DD for a date field, got ""1990-02-30"""',
+        'bad.score@example.com,Bad,Score,Oslo,1990-01-01,ten,Newsletter,6,"score: must be a number for a numeric field, got ""ten"""',
         // A ragged row keeps exactly its cells (so it re-imports as it was), then its reason.
-        'too.few@example.com,Too,Few,has 3 columns; the header has 7',
-        'too.many@example.com,Too,Many,Oslo,1990-01-01,10,Newsletter,extra,has 8 columns; the header has 7',
+        'too.few@example.com,Too,Few,7,has 3 columns; the header has 7',
+        'too.many@example.com,Too,Many,Oslo,1990-01-01,10,Newsletter,extra,8,has 8 columns; the header has 7',
         // A duplicate is no error (the exit code is 4 for the rows above), but it was not imported either.
-        'good.one@example.com,Good,Again,Bergen,1990-01-01,11,Newsletter,"duplicate of line 2, the row imported for this address"',
+        'good.one@example.com,Good,Again,Bergen,1990-01-01,11,Newsletter,9,"duplicate of line 2, the row imported for this address"',
         '',
       ].join('\n'),
     );
@@ -433,11 +433,11 @@ describe.each<Mode>(['local', 'remote'])('amsg members import (%s)', (mode) => {
       'amsg: line 7: has text after the closing quote of the quoted value "Cy"x: a value with a quote in it is written in quotes, the quote doubled ("O""Brien")',
     ]);
     const rejected = readFileSync(errorsOut, 'utf8').split('\n');
-    expect(rejected[0]).toBe('email,first_name,last_name,error');
+    expect(rejected[0]).toBe('email,first_name,last_name,line,error');
     expect(rejected[1].startsWith(`"row2@example.com,""${'x'.repeat(80)}`)).toBe(true);
     expect(rejected.slice(2)).toEqual([
-      'row3@example.com,Bo,"O""Brien","has a quote inside the unquoted value O""Brien: a value with a quote in it is written in quotes, the quote doubled (""O""""Brien"")"',
-      'row4@example.com,"""Cy""x",Doe,"has text after the closing quote of the quoted value ""Cy""x: a value with a quote in it is written in quotes, the quote doubled (""O""""Brien"")"',
+      'row3@example.com,Bo,"O""Brien",6,"has a quote inside the unquoted value O""Brien: a value with a quote in it is written in quotes, the quote doubled (""O""""Brien"")"',
+      'row4@example.com,"""Cy""x",Doe,7,"has text after the closing quote of the quoted value ""Cy""x: a value with a quote in it is written in quotes, the quote doubled (""O""""Brien"")"',
       '',
     ]);
     for (const email of ['row1@example.com', 'row5@example.com', 'row6@example.com'])
@@ -488,11 +488,11 @@ describe.each<Mode>(['local', 'remote'])('amsg members import (%s)', (mode) => {
     ]);
     expect(readFileSync(errorsOut, 'utf8')).toBe(
       [
-        'email,first_name,last_name,score,error',
-        'mix4@example.com,Mix,"O""Brien",4,"has a quote inside the unquoted value O""Brien: a value with a quote in it is written in quotes, the quote doubled (""O""""Brien"")"',
-        'mix5@example.com,Mix,Hex,0x10,"score: must be a number for a numeric field, got ""0x10"""',
-        'mix6@example.com,Mix,Bin,0b101,"score: must be a number for a numeric field, got ""0b101"""',
-        'MIX1@example.com,Mix,Again,9,"duplicate of line 2, the row imported for this address"',
+        'email,first_name,last_name,score,line,error',
+        'mix4@example.com,Mix,"O""Brien",4,5,"has a quote inside the unquoted value O""Brien: a value with a quote in it is written in quotes, the quote doubled (""O""""Brien"")"',
+        'mix5@example.com,Mix,Hex,0x10,6,"score: must be a number for a numeric field, got ""0x10"""',
+        'mix6@example.com,Mix,Bin,0b101,7,"score: must be a number for a numeric field, got ""0b101"""',
+        'MIX1@example.com,Mix,Again,9,8,"duplicate of line 2, the row imported for this address"',
         '',
       ].join('\n'),
     );

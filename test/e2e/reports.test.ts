@@ -166,7 +166,7 @@ describe.each<Mode>(['local', 'remote'])('amsg reports (%s)', (mode) => {
       [2, 'Summer', 1],
     ]);
     const table = await run('reports', 'compare', '1', '2', '-o', 'table');
-    expect(table.stdout).toMatch(/│ figure\s+│ 1 Spring\s+│ 2 Summer\s+│/);
+    expect(table.stdout).toMatch(/│ Figure\s+│ 1 Spring\s+│ 2 Summer\s+│/);
     expect(table.stdout).toMatch(/│ opened\s+│ 2\s+│ 1\s+│/);
     expect((await run('reports', 'compare', '1')).exitCode).toBe(2);
   });

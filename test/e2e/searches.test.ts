@@ -212,7 +212,7 @@ describe.each<Mode>(['local', 'remote'])('amsg searches (%s)', (mode) => {
   test('tables for people, help with examples', async () => {
     const table = await run('searches', 'list', '-o', 'table');
     // Tables show readable local times (the suite's clock is UTC); JSON keeps @D:.
-    expect(table.stdout).toContain('│ search_id │ name        │ active_count │ error_count │ optout_count │ last_run_at      │');
+    expect(table.stdout).toMatch(/│ ID │ Name\s+│ Active │ Errors │ Opted out │ Last run\s+│ Criteria\s+│/);
     expect(table.stdout).toMatch(/│ 4\s+│ Oslo people\s+│ 1\s+│ 0\s+│ 1\s+│ 2026-05-06 07:08 │ \["member_field:city","eq","Oslo"\]\s+│/);
     const members = await run('searches', 'members', 'Oslo people', '-o', 'table');
     expect(members.stdout).toMatch(/│ 1\s+│ ada@example\.com │ active\s+│ city=Oslo; age=36 │/);

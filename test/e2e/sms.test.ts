@@ -109,7 +109,7 @@ describe.each<Mode>(['local', 'remote'])('amsg sms (%s)', (mode) => {
       },
     ]);
     const table = await run('sms', 'campaigns', 'deliveries', '1', '-o', 'table');
-    expect(table.stdout.split('\n')[1]).toMatch(/member_id\s*│\s*delivery_type\s*│\s*bounce_type\s*│\s*to_phone_number\s*│\s*opted_out_at/);
+    expect(table.stdout.split('\n')[1]).toMatch(/Member\s*│\s*Delivery\s*│\s*Bounce\s*│\s*Phone\s*│\s*Opted out/);
     const again = await run('sms', 'campaigns', 'send', '1');
     expect(again.exitCode).toBe(1);
     expect(again.stderr).toContain('send_status: SMS campaign 1 is complete (c): only a draft (d) can be sent');

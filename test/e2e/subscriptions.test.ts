@@ -167,7 +167,7 @@ describe.each<Mode>(['local', 'remote'])('amsg subscriptions (%s)', (mode) => {
 
   test('tables for people, help with examples', async () => {
     const table = await run('subscriptions', 'list', '-o', 'table');
-    expect(table.stdout).toContain('│ subscription_id │ subscription_name │');
+    expect(table.stdout).toMatch(/│ ID │ Subscription\s+│ Description │ Members │ Opted out │/);
     expect(table.stdout).toMatch(/│ 1\s+│ Monthly digest\s+│\s+│ 1\s+│ 1\s+│/);
     const done = await run('subscriptions', 'optout', 'Offers', '2', '-o', 'table');
     expect(done.stdout).toBe('Opted member 2 out of subscription 3.');

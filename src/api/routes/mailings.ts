@@ -376,6 +376,28 @@ export const mailingRoutes = [
     },
   }),
 
+  route({
+    op: 'sim.send',
+    access: 'user',
+    method: 'POST',
+    path: '/{account_id}/sim/mailing/{mailing_id}',
+    summary:
+      'Simulate engagement with a whole send: shares (0 to 1) of its messages open, click, bounce, opt out and share, drawn with a seed; one transaction, one webhook event per kind',
+    extension: true,
+    params: mailingId,
+    body: s.object({
+      opens: s.optional(s.fraction()),
+      clicks: s.optional(s.fraction()),
+      bounces: s.optional(s.fraction()),
+      optouts: s.optional(s.fraction()),
+      shares: s.optional(s.fraction()),
+      hard: s.optional(s.boolean()),
+      seed: s.optional(s.int({ min: 0, max: 2 ** 32 - 1 })),
+    }),
+    returns: '{mailing_id, seed, messages, opens, clicks, bounces, optouts, shares}',
+    handler: ({ ctx, params, body }) => engagement.simulateSend(ctx, params.mailing_id, body),
+  }),
+
   // ---------------------------------------------------------------- triggers (deprecated)
 
   route({

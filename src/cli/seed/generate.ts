@@ -5,6 +5,7 @@
  * and only for a fixture that generates.
  */
 import * as v from './shape.js';
+import { prng } from '../../random.js';
 
 /**
  * What a field's value is made of: a faker-backed name (`first_name`, `city`,
@@ -70,18 +71,6 @@ export interface GeneratedMember {
   subscriptions: string[];
   status?: 'o' | 'e';
   sms?: { phone_number: string };
-}
-
-/** A small seeded PRNG (mulberry32) for shares: group and status draws do not move when a field is added. */
-export function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** The members a generate block stands for, in member-number order. `defaultFields`: used when the block names none. */

@@ -5,18 +5,17 @@
  * A mailing is matched on its name and, once there, left as it is: the service
  * does not change a mailing's content or audience after it is created.
  */
-import { ApiError } from '../../errors.js';
-import { allPages } from '../paging.js';
-import { prng } from './generate.js';
 import { listedBy, namesAt, SeedError, type Kind, type SeedRun } from './kind.js';
 import { memberIdByEmail } from './members.js';
 import * as v from './shape.js';
 
 const emails = v.list(v.email);
 const names = v.list(v.str());
-/** A list of members by e-mail, or the share of the recipients to draw. */
-const who: v.Shape<string[] | number> = (x, path, c) =>
-  typeof x === 'number' ? v.num({ min: 0, max: 1 })(x, path, c) : emails(x, path, c);
+/** A list of members by e-mail, or the share of the recipients to draw: 0.4, or "40%" as `amsg sim mailing` takes it. */
+const who: v.Shape<string[] | number> = (x, path, c) => {
+  if (typeof x === 'string' && /^\d+(\.\d+)?%$/.test(x.trim())) return v.num({ min: 0, max: 1 })(Number.parseFloat(x) / 100, path, c);
+  return typeof x === 'number' ? v.num({ min: 0, max: 1 })(x, path, c) : emails(x, path, c);
+};
 const ENGAGEMENT = ['opens', 'clicks', 'bounces', 'shares', 'optouts'] as const;
 const SIM_KIND: Record<(typeof ENGAGEMENT)[number], string> = {
   opens: 'open',
@@ -126,55 +125,25 @@ async function waitForSend(run: SeedRun, id: number, name: string) {
 }
 
 /**
- * Records the engagement of a sent mailing. Shares are drawn from the members of the
- * mailing's groups and subscriptions and its addresses (active or forwarded-to,
- * less those suppressed), in member id order with a seeded shuffle, so the same
- * fixture on the same audience engages the same members.
+ * Records the engagement of a sent mailing: the members named, one sim call each, and
+ * the shares in one call of the service's whole-send simulation (POST
+ * /sim/mailing/{id}), which draws from the mailing's own messages with the seed, so
+ * any sent mailing (to groups, searches, segments, addresses) engages the same
+ * members on every run over the same audience.
  */
 async function engage(run: SeedRun, mailingId: number, r: MailingRecord) {
   const { api } = run;
   const e = r.engagement!;
-  let candidates: number[] | undefined;
-  const pool = async () => (candidates ??= await recipientsOf(run, r));
-  const random = prng(e.seed ?? 1);
+  const shares: Record<string, number> = {};
   for (const kind of ENGAGEMENT) {
     const spec = e[kind];
     if (spec === undefined) continue;
-    if (Array.isArray(spec)) {
-      for (const email of spec)
-        await api.post(`/sim/${SIM_KIND[kind]}`, { mailing_id: mailingId, member_id: await memberIdByEmail(run, email) });
+    if (!Array.isArray(spec)) {
+      shares[kind] = spec;
       continue;
     }
-    const all = await pool();
-    const chosen = shuffled(all, random).slice(0, Math.round(spec * all.length));
-    for (const member_id of chosen)
-      await api.post(`/sim/${SIM_KIND[kind]}`, { mailing_id: mailingId, member_id }).catch((err) => {
-        // A drawn member the send skipped (a search suppressed them): not engaged.
-        if (!(err instanceof ApiError && err.status < 500)) throw err;
-      });
+    for (const email of spec)
+      await api.post(`/sim/${SIM_KIND[kind]}`, { mailing_id: mailingId, member_id: await memberIdByEmail(run, email) });
   }
-}
-
-async function recipientsOf(run: SeedRun, r: MailingRecord): Promise<number[]> {
-  const ids = new Set<number>();
-  const add = (members: { member_id: number; member_status_id: string }[]) => {
-    for (const m of members) if (m.member_status_id === 'a' || m.member_status_id === 'f') ids.add(m.member_id);
-  };
-  for (const g of r.recipients?.groups ?? []) add(await allPages(run.api, `/groups/${run.id('groups', g)}/members`));
-  for (const s of r.recipients?.subscriptions ?? []) {
-    const subscribed = await allPages<{ member_id: number }>(run.api, `/subscriptions/${run.id('subscriptions', s)}/members`);
-    for (const m of subscribed) ids.add(m.member_id);
-  }
-  for (const email of r.recipients?.emails ?? []) ids.add(await memberIdByEmail(run, email));
-  for (const email of r.suppressed?.members ?? []) ids.delete(await memberIdByEmail(run, email));
-  return [...ids].sort((a, b) => a - b);
-}
-
-function shuffled<T>(items: T[], random: () => number): T[] {
-  const out = items.slice();
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
+  if (Object.keys(shares).length) await api.post(`/sim/mailing/${mailingId}`, { ...shares, seed: e.seed ?? 1 });
 }

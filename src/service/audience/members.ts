@@ -461,11 +461,15 @@ function setStatusWhere(ctx: Ctx, to: SettableStatus, where: string, params: unk
   return moved;
 }
 
-/** A member opts out through a mailing's opt-out link: its history names the mailing. */
-export function optOutFromMailing(ctx: Ctx, memberId: number, mailingId: number): void {
-  inTransaction(ctx.db, () => {
-    setStatusWhere(ctx, 'o', 'member_id = ?', [memberId], mailingId);
-  });
+/**
+ * Members opt out through a mailing's opt-out link: their history names the mailing.
+ * Many at once (a simulated send) fire one event listing them, as every bulk change does.
+ */
+export function optOutFromMailing(ctx: Ctx, memberIds: readonly number[], mailingId: number): number {
+  if (memberIds.length === 1) return inTransaction(ctx.db, () => setStatusWhere(ctx, 'o', 'member_id = ?', [memberIds[0]], mailingId));
+  return inTransaction(ctx.db, () =>
+    setStatusWhere(ctx, 'o', 'member_id IN (SELECT value FROM json_each(?))', [JSON.stringify(memberIds)], mailingId),
+  );
 }
 
 /** PUT /members/status: true when every listed member exists (and now has status_to). */
