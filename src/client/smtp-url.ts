@@ -4,17 +4,9 @@
  * User and password are percent-decoded, so a password may hold any character.
  */
 
-/** What src/service/mail/settings.ts takes (SmtpTarget). */
-export interface SmtpTarget {
-  host: string;
-  port: number;
-  secure: boolean;
-  user?: string;
-  pass?: string;
-  tlsInsecure?: boolean;
-  /** The URL with its password masked, for every message that names the server. */
-  display: string;
-}
+import type { SmtpTarget } from '../smtp-target.js';
+
+export type { SmtpTarget };
 
 export class SmtpUrlError extends Error {}
 

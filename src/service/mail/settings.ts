@@ -5,20 +5,9 @@
  * as it always was. Kept by database, not in a global, so a test can hold two.
  */
 import type { Db } from '../../store/db.js';
+import type { SmtpTarget } from '../../smtp-target.js';
 
-/** An SMTP server, as src/client/smtp-url.ts reads it from a URL. */
-export interface SmtpTarget {
-  host: string;
-  port: number;
-  /** smtps:// (TLS from the first byte); smtp:// upgrades with STARTTLS when the server offers it. */
-  secure: boolean;
-  user?: string;
-  pass?: string;
-  /** Accept a self-signed or otherwise unverifiable certificate (a dev server's). */
-  tlsInsecure?: boolean;
-  /** The URL with its password masked, for messages. */
-  display: string;
-}
+export type { SmtpTarget };
 
 export interface MailSettings {
   smtp: SmtpTarget;
