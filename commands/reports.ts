@@ -4,7 +4,7 @@ import { action, examples, UsageError, type RunContext } from '../src/cli/contex
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import type { MailingResponse } from '../src/cli/report-view.js';
 import { mailingId } from '../src/cli/resolve.js';
-import { numericId } from './mailings/shared.js';
+import { numericId } from '../src/cli/resolve.js';
 
 /**
  * The lists of a mailing's response: the command, the service's list, its table, and

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { action, examples, UsageError } from '../src/cli/context.js';
 import { thousands } from '../src/cli/output.js';
 import { collectList, mailingId, memberId } from '../src/cli/resolve.js';
-import { numericId } from './mailings/shared.js';
+import { numericId } from '../src/cli/resolve.js';
 
 /** What each kind of simulated engagement does, for --help and the sentence printed. */
 const KINDS = {

@@ -3,7 +3,8 @@ import type { Command } from 'commander';
 import { listOptions, printList, type ListFlags } from '../src/cli/paging.js';
 import { action, dryRunOption, examples, UsageError } from '../src/cli/context.js';
 import { collectList, fieldId, memberId, parseIds } from '../src/cli/resolve.js';
-import { numericId, parseDuration } from './mailings/shared.js';
+import { numericId } from '../src/cli/resolve.js';
+import { parseDuration } from './mailings/shared.js';
 
 /** The event a trigger answers: r (a date field's day) or s (a signup), as letters or words. */
 function eventType(value: string): 'r' | 's' {

@@ -1,5 +1,5 @@
-// What the verbs of `amsg mailings` share: the status letters, the flag parsers (numericId and
-// parseDuration serve sms, reports, sim and triggers too) and the audience flags of create and resend.
+// What the verbs of `amsg mailings` share: the status letters, the flag parsers (parseDuration
+// serves triggers too; numeric ids are src/cli/resolve.ts numericId) and the audience flags of create and resend.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Api } from '../../src/client/api.js';
@@ -92,10 +92,6 @@ export function checkOneStdin(pairs: [string, string | string[] | undefined][]) 
 }
 
 /** A positional id argument. */
-export function numericId(value: string, what: string): number {
-  if (!/^\d+$/.test(value)) throw new UsageError(`${what} is a numeric id, got "${value}"`);
-  return Number(value);
-}
 
 export const ids = (values: string[] | undefined, flag: string) => (values ? parseIds(values, flag) : undefined);
 export const searchIds = async (api: Api, refs: string[] | undefined) =>

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { action, examples } from '../../src/cli/context.js';
 import { mailingId as mailingRef } from '../../src/cli/resolve.js';
-import { numericId } from './shared.js';
+import { numericId } from '../../src/cli/resolve.js';
 
 export function registerWinner(mailings: Command) {
   examples(

@@ -4,7 +4,7 @@ import { TABLES } from '../../src/cli/columns.js';
 import type { Command } from 'commander';
 import { action, examples, UsageError } from '../../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../../src/cli/paging.js';
-import { numericId } from '../mailings/shared.js';
+import { numericId } from '../../src/cli/resolve.js';
 import { registerSendCancelArchive } from './send.js';
 import { bodyOf, type CampaignFlags, campaignOptions } from './shared.js';
 

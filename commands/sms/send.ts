@@ -3,7 +3,7 @@ import { TABLES } from '../../src/cli/columns.js';
 import type { Command } from 'commander';
 import type { Api } from '../../src/client/api.js';
 import { action, dryRunOption, examples, EXIT, type RunContext } from '../../src/cli/context.js';
-import { numericId } from '../mailings/shared.js';
+import { numericId } from '../../src/cli/resolve.js';
 
 /** The send_status letters (the table in docs/guide/sms.md). */
 const STATUS_NAMES: Record<string, string> = {

@@ -3,7 +3,7 @@ import { TABLES } from '../../src/cli/columns.js';
 import type { Command } from 'commander';
 import { action, examples, UsageError } from '../../src/cli/context.js';
 import { listOptions, printList, type ListFlags } from '../../src/cli/paging.js';
-import { numeric } from './shared.js';
+import { numericId } from '../../src/cli/resolve.js';
 
 export function registerDeliveries(webhooks: Command) {
   examples(
@@ -26,7 +26,7 @@ export function registerDeliveries(webhooks: Command) {
     ).action(
       action(async (ctx, ref: string | undefined, o: ListFlags & { failed?: boolean; status?: string }) => {
         if (o.failed && o.status && o.status !== 'e') throw new UsageError('--failed is --status e; give one of them');
-        const query = { webhook_id: ref === undefined ? undefined : numeric('WEBHOOK', ref), status: o.failed ? 'e' : o.status };
+        const query = { webhook_id: ref === undefined ? undefined : numericId(ref, 'WEBHOOK'), status: o.failed ? 'e' : o.status };
         await printList(ctx, '/webhooks/deliveries', query, o, { table: TABLES.webhookDeliveries }, { countable: true });
       }),
     ),
@@ -40,7 +40,7 @@ export function registerDeliveries(webhooks: Command) {
       .action(
         action(async (ctx, ref: string) => {
           const api = await ctx.api();
-          const id = numeric('DELIVERY', ref);
+          const id = numericId(ref, 'DELIVERY');
           const replay = await api.post<number>(`/webhooks/deliveries/${id}/replay`);
           await ctx.done(replay, `Delivery ${id} is sent again as delivery ${replay}.`);
         }),

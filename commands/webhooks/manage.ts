@@ -6,7 +6,7 @@ import { action, dryRunOption, examples, UsageError } from '../../src/cli/contex
 import { listOptions, printList, type ListFlags } from '../../src/cli/paging.js';
 import type { Api } from '../../src/client/api.js';
 import { counted } from '../../src/cli/describe.js';
-import { numeric } from './shared.js';
+import { numericId } from '../../src/cli/resolve.js';
 
 interface WebhookFlags {
   url?: string;
@@ -48,7 +48,7 @@ export function registerManage(webhooks: Command) {
       .action(
         action(async (ctx, ref: string) => {
           const api = await ctx.api();
-          await ctx.print(await api.get(`/webhooks/${numeric('WEBHOOK', ref)}`));
+          await ctx.print(await api.get(`/webhooks/${numericId(ref, 'WEBHOOK')}`));
         }),
       ),
     ['amsg webhooks get 3'],
@@ -93,7 +93,7 @@ export function registerManage(webhooks: Command) {
           const changes = body(o);
           if (!Object.keys(changes).length) throw new UsageError('give at least one of --url, --event, --method, --public-key');
           const api = await ctx.api();
-          const id = numeric('WEBHOOK', ref);
+          const id = numericId(ref, 'WEBHOOK');
           await ctx.done(await api.put(`/webhooks/${id}`, changes), `Updated webhook ${id}.`);
         }),
       ),
@@ -108,7 +108,7 @@ export function registerManage(webhooks: Command) {
     ).action(
       action(async (ctx, ref: string) => {
         const api = await ctx.api();
-        const id = numeric('WEBHOOK', ref);
+        const id = numericId(ref, 'WEBHOOK');
         await ctx.change(
           `roll the signing secret of ${await describeWebhook(api, id)}`,
           1,
@@ -124,7 +124,7 @@ export function registerManage(webhooks: Command) {
     dryRunOption(webhooks.command('delete <webhook>').description('delete a webhook (its pending deliveries and log go with it)')).action(
       action(async (ctx, ref: string) => {
         const api = await ctx.api();
-        const id = numeric('WEBHOOK', ref);
+        const id = numericId(ref, 'WEBHOOK');
         await ctx.change(`delete ${await describeWebhook(api, id)}`, 1, () => api.delete(`/webhooks/${id}`), `Deleted webhook ${id}.`);
       }),
     ),

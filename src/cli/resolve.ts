@@ -108,6 +108,12 @@ export function parseFieldPairs(pairs: string[] = []): Record<string, unknown> {
   return out;
 }
 
+/** A numeric id typed for WHAT (`MAILING`, `--mailing`), or a usage error that names it. */
+export function numericId(value: string, what: string): number {
+  if (!/^\d+$/.test(value)) throw new UsageError(`${what} is a numeric id, got "${value}"`);
+  return Number(value);
+}
+
 export function parseIds(refs: string[], what: string): number[] {
   return refs.map((r) => {
     if (!isId(r)) throw new UsageError(`${what} must be numeric ids, got "${r}"`);
