@@ -373,6 +373,22 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
     expect(await page.$('.page-head .confirm > button')).toBeNull();
   });
 
+  test('"Send a test" on a server without SMTP: the 409 says plainly how to give it one, and nothing is queued', async () => {
+    const { page } = owner;
+    await go(page, `/ui/1/mailings/${ids.welcome}`);
+    await page.type('[data-test-to]', 'me@desk.example');
+    await page.click('[data-test-send] .confirm > button');
+    const dialog = await page.waitForSelector('dialog[open]');
+    expect(await dialog!.evaluate((d) => d.textContent)).toContain('me@desk.example');
+    await page.click('dialog[open] button[type=submit]');
+    await page.waitForSelector('dialog[open] .error[role=alert]');
+    const error = await textOf(page, 'dialog[open] .error[role=alert]');
+    expect(error).toMatch(/^no SMTP server is configured, so no real mail can go out: start amsg serve with --smtp URL/);
+    expect(await page.$eval('[data-test-send] [data-outcome="error"]', (e) => e.getAttribute('data-status'))).toBe('409');
+    await page.keyboard.press('Escape');
+    expect(await box.ok('GET', '/1/mail/log')).toEqual([]);
+  });
+
   test('members: search by part of an address, as one types; the query is in the URL', async () => {
     const { page } = owner;
     await go(page, '/ui/1/members');

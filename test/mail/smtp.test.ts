@@ -246,6 +246,12 @@ describe("a mailing's own sends", () => {
     const bob = rows.find((r: any) => r.to === 'bob@example.test');
     expect(bob).toMatchObject({ state: 'failed', attempts: 1, bounced: true, last_reply: '550 5.1.1 No such user here' });
     expect(rows.find((r: any) => r.to === 'ada@example.test')).toMatchObject({ state: 'sent', bounced: false });
+    // failed=true: the failures only (the console's mail page filter), along their own index.
+    expect((await ok(s, 'GET', '/1/mail/log', { query: { failed: 'true' } })).map((r: any) => [r.to, r.state])).toEqual([
+      ['bob@example.test', 'failed'],
+    ]);
+    expect(await ok(s, 'GET', '/1/mail/log', { query: { failed: 'true', count: 'true' } })).toBe(1);
+    expect(await ok(s, 'GET', '/1/mail/log', { query: { count: 'true' } })).toBe(2);
     expect(smtp.received.map((m) => m.envelopeTo[0])).toEqual(['ada@example.test']);
     const member = s.db
       .prepare("SELECT member_id, member_status_id, bounce_count FROM members WHERE email = 'bob@example.test'")

@@ -426,18 +426,27 @@ function toLogRow(r: {
   };
 }
 
-/** GET /mail/log: the account's outgoing mail, newest first, one window (along mail_outbox_account). */
-export function listMail(ctx: Ctx, w: Window = {}): MailLogRow[] {
+export interface MailFilter {
+  /** Only messages refused for good or out of attempts (state failed), along mail_outbox_failed. */
+  failed?: boolean;
+}
+
+const logWhere = (f: MailFilter) => `account_id = ?${f.failed ? " AND status = 'f'" : ''}`;
+
+/** GET /mail/log: the account's outgoing mail, newest first, one window (along mail_outbox_account, or mail_outbox_failed). */
+export function listMail(ctx: Ctx, w: Window = {}, f: MailFilter = {}): MailLogRow[] {
   const { limit, offset } = windowOf(w);
   return (
-    stmt(ctx.db, `${LOG} WHERE account_id = ? ORDER BY mail_id DESC ${LIMIT_OFFSET}`).all(ctx.accountId, limit, offset) as Parameters<
+    stmt(ctx.db, `${LOG} WHERE ${logWhere(f)} ORDER BY mail_id DESC ${LIMIT_OFFSET}`).all(ctx.accountId, limit, offset) as Parameters<
       typeof toLogRow
     >[0][]
   ).map(toLogRow);
 }
 
-export function countMail(ctx: Ctx): number {
-  return stmt(ctx.db, 'SELECT COUNT(*) FROM mail_outbox WHERE account_id = ?').pluck().get(ctx.accountId) as number;
+export function countMail(ctx: Ctx, f: MailFilter = {}): number {
+  return stmt(ctx.db, `SELECT COUNT(*) FROM mail_outbox WHERE ${logWhere(f)}`)
+    .pluck()
+    .get(ctx.accountId) as number;
 }
 
 /** Whether anything is due or held by a process (a deliverer looks further only then). */

@@ -39,6 +39,7 @@ import * as responseTimes from './028-response-times.js';
 import * as webhookLogDetail from './029-webhook-log-detail.js';
 import * as importRowErrors from './030-import-row-errors.js';
 import * as importResume from './031-import-resume.js';
+import * as mailLogFailed from './032-mail-log-failed.js';
 
 /** A migration is SQL, or a function for what SQL alone cannot say (025). */
 export type Migration = { name: string; sql: string } | { name: string; apply: (db: Db) => void };
@@ -75,4 +76,5 @@ export const MIGRATIONS: Migration[] = [
   { name: '029-webhook-log-detail', sql: webhookLogDetail.sql },
   { name: '030-import-row-errors', sql: importRowErrors.sql },
   { name: '031-import-resume', sql: importResume.sql },
+  { name: '032-mail-log-failed', sql: mailLogFailed.sql },
 ];
