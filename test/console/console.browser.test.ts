@@ -2,9 +2,11 @@
  * The web console in Chromium, against `amsg serve` over a seeded database (fixture.yaml):
  * sign-in by link and by key pair, each page showing the right records, personalization,
  * the HTML check, charts, live counts during a send, replay, XSS, CSRF, another account's
- * pages, and axe-core on every page in both themes. Also takes docs/img/console.png.
+ * pages, and axe-core on every page in both themes. Also takes the README's screenshot
+ * (docs/img/console.png with AMSG_UPDATE_SCREENSHOT=1; otherwise a temp file).
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'puppeteer-core';
@@ -12,7 +14,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { axeViolations, CHROMIUM, ConsoleSandbox, type Key, launchBrowser, newPage, open, textOf } from './harness.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixture.yaml', import.meta.url));
+/** The README's screenshot, rewritten only when asked (AMSG_UPDATE_SCREENSHOT=1), so a test run leaves the checkout clean. */
 const SCREENSHOT = fileURLToPath(new URL('../../docs/img/console.png', import.meta.url));
+const UPDATE_SCREENSHOT = process.env.AMSG_UPDATE_SCREENSHOT === '1';
 const XSS_TEXT = '<img src=x onerror=window.__xss=1>';
 
 const box = new ConsoleSandbox();
@@ -203,8 +207,15 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
     await page.waitForSelector('[data-check-features]');
     const frame = await (await page.waitForSelector('iframe.preview-frame'))!.contentFrame();
     await frame!.waitForFunction(() => document.body?.textContent.includes('Hello Ada!'));
-    mkdirSync(fileURLToPath(new URL('../../docs/img/', import.meta.url)), { recursive: true });
-    await page.screenshot({ path: SCREENSHOT, clip: { x: 0, y: 0, width: 1280, height: 800 } });
+    // Otherwise into the sandbox's temp folder: taken and checked the same way, the checkout untouched.
+    const path = UPDATE_SCREENSHOT ? SCREENSHOT : join(box.dir, 'console.png');
+    mkdirSync(dirname(path), { recursive: true });
+    await page.screenshot({ path, clip: { x: 0, y: 0, width: 1280, height: 800 } });
+    // A PNG (its signature), 1280 × 800 (the IHDR chunk's width and height).
+    const png = readFileSync(path);
+    expect(png.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
+    expect(png.subarray(12, 16).toString('ascii')).toBe('IHDR');
+    expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([1280, 800]);
   });
 
   test('live counts move during a send, without a reload', async () => {
