@@ -221,17 +221,19 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
   test('live counts move during a send, without a reload', async () => {
     const { page } = owner;
     const crowd = (await box.ok('GET', '/1/groups')).find((g: any) => g.group_name === 'Crowd').member_group_id;
-    const sendAt = new Date(Date.now() + 6000).toISOString().replace(/\.\d+Z$/, 'Z');
-    const id = await box.ok('POST', '/1/mailings', {
+    // A draft awaiting approval (status u, no send_at): nothing sends until the test approves
+    // it, once the page shows it and its event stream is connected, however slow the machine.
+    const { mailing_id: mailingId } = await box.ok('POST', '/1/mailings', {
       name: 'Crowd send',
       subject: 'Hi [% member:first_name %]',
       sender: 'shop@example.com',
       html_body: '<p>Hi</p><p><a href="[% optout_url %]">Opt out</a></p>',
       recipient_groups: [crowd],
-      send_at: sendAt,
+      status: 'u',
     });
-    const mailingId = typeof id === 'number' ? id : id.mailing_id;
     await go(page, `/ui/1/mailings/${mailingId}`);
+    // The stream's first counts event marks the page live: connected.
+    await page.waitForSelector('[data-live="true"]');
     await page.evaluate(() => {
       (window as any).__sameDocument = true;
       (window as any).__sentSeen = [];
@@ -243,7 +245,9 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
       });
     });
     expect(await textOf(page, '[data-count="sent"] .stat')).toBe('0');
-    await page.waitForSelector('[data-live="true"]');
+    expect(await textOf(page, '.facts .badge')).toBe('unapproved');
+    // Approved through the API (as another user or the CLI would): it sends at once.
+    await box.ok('PUT', `/1/mailings/${mailingId}`, { status: 'ready' });
     await page.waitForFunction(() => document.querySelector('[data-count="sent"] .stat')?.textContent === '20,000', { timeout: 60_000 });
     await page.waitForFunction(() => document.querySelector('.facts .badge')?.textContent === 'complete', { timeout: 30_000 });
     expect(await page.evaluate(() => (window as any).__sameDocument)).toBe(true);
