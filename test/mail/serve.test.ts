@@ -233,13 +233,19 @@ describe('a bad SMTP setting', () => {
       reject: false,
     });
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toBe('amsg: --smtp: SMTP URL must start with smtp:// or smtps://, got "http://amsg:••••@mail.example"');
+    // Piped, the error is JSON (the CLI's convention since the rate-limit merge).
+    expect(JSON.parse(r.stderr)).toEqual({
+      error: '--smtp: SMTP URL must start with smtp:// or smtps://, got "http://amsg:••••@mail.example"',
+      status: null,
+      field: null,
+      exit_code: 2,
+    });
     const local = await execa('node', [BIN, 'members', 'list'], {
       env: env({ AMSG_DB: db, AMSG_SMTP_URL: 'smtp://amsg:hunter2@mail.example/x' }),
       reject: false,
     });
     expect(local.exitCode).toBe(2);
-    expect(local.stderr).toContain('SMTP URL takes no path (/x): "smtp://amsg:••••@mail.example/x"');
+    expect(JSON.parse(local.stderr).error).toContain('SMTP URL takes no path (/x): "smtp://amsg:••••@mail.example/x"');
     expect(local.stderr + local.stdout).not.toContain('hunter2');
     const allow = await execa(
       'node',
@@ -250,7 +256,9 @@ describe('a bad SMTP setting', () => {
       },
     );
     expect(allow.exitCode).toBe(2);
-    expect(allow.stderr).toContain('an allow pattern is an address with * or ? wildcards, as in *@example.test; got "example.test"');
+    expect(JSON.parse(allow.stderr).error).toContain(
+      'an allow pattern is an address with * or ? wildcards, as in *@example.test; got "example.test"',
+    );
     const set = await execa('node', [BIN, 'config', 'set', 'smtp', 'smtp://amsg:hunter2@mail.example:2525'], { env: env(), reject: false });
     expect(JSON.parse(set.stdout)).toEqual({ profile: 'default', smtp: 'smtp://amsg:••••@mail.example:2525' });
     expect(set.stdout + set.stderr).not.toContain('hunter2');
