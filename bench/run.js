@@ -10,7 +10,8 @@
 //   3. `amsg serve` GET /1/members/{id} vs bare node:http   requests/s   goal ≥ 0.5×
 //
 // Plus: which packages `members get` loads (ink? react? undici?). Then the bulk figures
-// (bench/import.js, export.js, send.js) and the scale figure (bench/scale.js).
+// (bench/import.js, export.js, send.js …), the console's (bench/console-server.js and
+// bench/console.js) and the scale figure (bench/scale.js).
 //
 // Knobs (environment): BENCH_RUNS (runs per side for 1 and 2, default 15),
 // BENCH_SECONDS (seconds per autocannon run, default 2), BENCH_ROUNDS (rounds, each
@@ -410,6 +411,21 @@ if (process.env.BENCH_SMTP !== '0') {
   console.log('\n--- bench/smtp.js ---');
   const r = spawnSync(NODE, [join(ROOT, 'bench', 'smtp.js')], { stdio: 'inherit', env: process.env });
   if (r.status !== 0) fail(`bench/smtp.js exited ${r.status}`);
+}
+
+// The console figures of issue 33, each on a database of 1,000 members against one of a
+// million: the server's reads behind the pages (bench/console-server.js; BENCH_CONSOLE_SERVER=0
+// skips it, BENCH_CONSOLE_SERVER_N scales it down) and the pages in Chromium from navigation to
+// data shown (bench/console.js; BENCH_CONSOLE=0 skips it, BENCH_CONSOLE_N scales it down; it says
+// so and passes where no Chromium is installed).
+for (const [script, knob] of [
+  ['console-server.js', 'BENCH_CONSOLE_SERVER'],
+  ['console.js', 'BENCH_CONSOLE'],
+]) {
+  if (process.env[knob] === '0') continue;
+  console.log(`\n--- bench/${script} ---`);
+  const r = spawnSync(NODE, [join(ROOT, 'bench', script)], { stdio: 'inherit', env: process.env });
+  if (r.status !== 0) fail(`bench/${script} exited ${r.status}`);
 }
 
 // The scale figure of issue 9: every one-page or one-record read at 1,000 and at a

@@ -17,15 +17,18 @@ own sends only to addresses an allow pattern matches (--smtp-allow '*@example.te
   examples(
     listOptions(mail.command('log').description('the mail that went (or is going) out over SMTP, newest first'), {
       countable: true,
-    }).action(
-      action(async (ctx, o: ListFlags) => {
-        await printList(ctx, '/mail/log', {}, o, { columns: LOG_COLUMNS }, { countable: true });
-      }),
-    ),
+    })
+      .option('--failed', 'only the messages that failed (refused for good, or out of attempts)')
+      .action(
+        action(async (ctx, o: ListFlags & { failed?: boolean }) => {
+          await printList(ctx, '/mail/log', { failed: o.failed ? 'true' : undefined }, o, { columns: LOG_COLUMNS }, { countable: true });
+        }),
+      ),
     [
       'amsg mail log',
       'amsg mail log --limit 20 --json | jq -r ".[] | select(.state != \\"sent\\") | .last_reply"',
       'amsg mail log --count',
+      'amsg mail log --failed',
     ],
   );
 }

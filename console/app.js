@@ -13,6 +13,7 @@ import { MemberPage } from './pages/member.js';
 import { WebhooksPage } from './pages/webhooks.js';
 import { SmsListPage, SmsPage } from './pages/sms.js';
 import { ImportsPage } from './pages/imports.js';
+import { MailPage } from './pages/mail.js';
 
 const PAGES = {
   mailings: MailingsPage,
@@ -24,6 +25,7 @@ const PAGES = {
   smsList: SmsListPage,
   sms: SmsPage,
   imports: ImportsPage,
+  mail: MailPage,
 };
 
 const NAV = [
@@ -32,6 +34,7 @@ const NAV = [
   ['webhooks', 'Webhooks', ['webhooks']],
   ['sms', 'SMS', ['smsList', 'sms']],
   ['imports', 'Imports & exports', ['imports']],
+  ['mail', 'Mail log', ['mail']],
 ];
 
 export function App() {
@@ -89,7 +92,7 @@ function AccountSwitcher({ session, account }) {
   if (accounts.length < 2) return html`<span class="muted">Account ${account}</span>`;
   const change = (event) => {
     const section = location.pathname.split('/')[3] ?? 'mailings';
-    const kind = ['mailings', 'members', 'webhooks', 'sms', 'imports'].includes(section) ? section : 'mailings';
+    const kind = ['mailings', 'members', 'webhooks', 'sms', 'imports', 'mail'].includes(section) ? section : 'mailings';
     navigate(`/ui/${event.currentTarget.value}/${kind}`);
   };
   return html`<label class="account-switcher">

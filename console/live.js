@@ -1,15 +1,19 @@
-// Live response counts while a mailing sends: server-sent events from
+// Live response counts while a mailing sends (or may start to: paused, awaiting approval or a
+// split test's winner): server-sent events from
 // /ui/api/{account}/mailings/{mailing}/live, falling back to a fetch every 2 s when the
 // stream fails. Answers {response, status, live}.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
+
+/** Statuses of a mailing that may still send (src/server/console/live.ts's LIVE_STATUSES): the page listens. */
+const MAY_SEND = ['p', 's', 'i', 'a', 'u', 'w'];
 
 export function useLiveResponse(account, mailingId, initialStatus, initialResponse) {
   const [state, setState] = useState({ response: initialResponse, status: initialStatus, live: false });
   // biome-ignore lint/correctness/useExhaustiveDependencies: a new stream per mailing, not per count
   useEffect(() => {
     setState({ response: initialResponse, status: initialStatus, live: false });
-    if (!['p', 's', 'i'].includes(initialStatus)) return undefined;
+    if (!MAY_SEND.includes(initialStatus)) return undefined;
     let stopped = false;
     let timer;
     const source = new EventSource(`/ui/api/${account}/mailings/${mailingId}/live`);
@@ -27,7 +31,7 @@ export function useLiveResponse(account, mailingId, initialStatus, initialRespon
       try {
         const [mailing, response] = await Promise.all([api(`/${account}/mailings/${mailingId}`), api(`/${account}/response/${mailingId}`)]);
         if (stopped) return;
-        const live = ['p', 's', 'i'].includes(mailing.mailing_status);
+        const live = MAY_SEND.includes(mailing.mailing_status);
         setState({ response, status: mailing.mailing_status, live });
         if (live) timer = setTimeout(poll, 2000);
       } catch {

@@ -29,6 +29,7 @@ export const ROUTES = [
   ['/ui/:account/sms', 'smsList'],
   ['/ui/:account/sms/:campaign', 'sms'],
   ['/ui/:account/imports', 'imports'],
+  ['/ui/:account/mail', 'mail'],
   ['/ui/:account', 'home'],
   ['/ui', 'home'],
 ].map(([pattern, name]) => ({ name, match: compile(pattern) }));

@@ -155,8 +155,9 @@ export function Facts({ items }) {
  * A button that asks first: a modal <dialog> naming what the write touches, then runs
  * `action()` and shows its outcome. The dialog traps focus and Escape closes it. `hidden`: the
  * write no longer applies (a canceled mailing): no button, but the last outcome stays shown.
+ * `disabled`: the write cannot be asked yet (a form not filled in).
  */
-export function ConfirmButton({ label, title, message, confirmLabel, action, onDone, danger = false, hidden = false }) {
+export function ConfirmButton({ label, title, message, confirmLabel, action, onDone, danger = false, hidden = false, disabled = false }) {
   const dialog = useRef(null);
   const titleId = useId();
   const [busy, setBusy] = useState(false);
@@ -180,7 +181,7 @@ export function ConfirmButton({ label, title, message, confirmLabel, action, onD
     }
   };
   return html`<span class="confirm">
-    ${hidden ? null : html`<button type="button" class=${danger ? 'danger' : ''} onClick=${open}>${label}</button>`}
+    ${hidden ? null : html`<button type="button" class=${danger ? 'danger' : ''} onClick=${open} disabled=${disabled}>${label}</button>`}
     <dialog ref=${dialog} aria-labelledby=${titleId}>
       <form method="dialog" onSubmit=${confirm}>
         <h2 id=${titleId}>${title ?? label}</h2>

@@ -1,6 +1,7 @@
 // /ui/{account}/mailings/{mailing}: the message as recipients see it (any recipient's
 // personalization), its HTML check, its links and clicks, and the response as charts; counts
-// move while it sends. Writes: cancel (when pending or paused), simulate an open or a click.
+// move while it sends. Writes: cancel (when pending or paused), simulate an open or a click,
+// send a test over SMTP.
 import { useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { api } from '../api.js';
@@ -103,6 +104,7 @@ function MailingBody({ account, mailing: m, firstResponse, member }) {
     </section>
     <${Charts} account=${account} mailing=${m} response=${r} links=${links} />
     <${Preview} account=${account} mailing=${m} member=${member} />
+    <${TestSend} account=${account} mailing=${m} />
     <div class="grid">
       <${HtmlCheck} account=${account} mailing=${m} member=${member} />
       <${Links} links=${links} />
@@ -150,6 +152,51 @@ function Preview({ account, mailing: m, member }) {
           ? null
           : html`<${Loading} what="the message" />`
     }
+  </${Section}>`;
+}
+
+/** The addresses of a text field: separated by commas, semicolons or white space; each once. */
+const addressesOf = (text) => [...new Set(text.split(/[\s,;]+/).filter(Boolean))];
+
+/**
+ * "Send a test": the mailing's content, subject prefixed [Test], to the addresses typed, over
+ * the server's SMTP server (POST …/test). Personalized with a member's values, or each field's
+ * sample value. Without an SMTP server the service's 409 says how to give it one.
+ */
+function TestSend({ account, mailing: m }) {
+  const [to, setTo] = useState('');
+  const [as, setAs] = useState('');
+  const addresses = addressesOf(to);
+  const asEmail = as.trim();
+  const send = () =>
+    api(`/${account}/mailings/${m.mailing_id}/test`, {
+      method: 'POST',
+      body: { recipient_emails: addresses, ...(asEmail ? { member_email: asEmail } : {}) },
+    }).then(
+      (queued) =>
+        `Queued ${queued.length === 1 ? 'a test message' : `${queued.length} test messages`} for ${queued.map((q) => q.to).join(', ')}.`,
+    );
+  return html`<${Section} title="Send a test" id="test-h">
+    <p class="muted">
+      The message with its subject prefixed “[Test] ”, mailed for real through the server's SMTP server to the addresses you
+      give (up to 50). <a href=${`/ui/${account}/mail`}>The mail log</a> shows when they go and what the server answered.
+    </p>
+    <div class="filters" data-test-send>
+      <label>To
+        <input type="text" value=${to} onInput=${(e) => setTo(e.currentTarget.value)} autocomplete="off" spellcheck="false" size="40" placeholder="me@example.com, qa@example.com" data-test-to />
+      </label>
+      <label>Personalized as (a member's e-mail; empty: sample values)
+        <input type="email" value=${as} onInput=${(e) => setAs(e.currentTarget.value)} autocomplete="off" spellcheck="false" data-test-as />
+      </label>
+      <${ConfirmButton}
+        label="Send a test…"
+        disabled=${addresses.length === 0}
+        title=${`Send a test of “${m.name}”?`}
+        message=${`A test of “${m.name}” goes out for real to ${addresses.join(', ')}, ${asEmail ? `personalized with the values of ${asEmail}` : "with each field's sample value"}.`}
+        confirmLabel=${addresses.length === 1 ? 'Send the test' : `Send ${addresses.length} tests`}
+        action=${send}
+      />
+    </div>
   </${Section}>`;
 }
 

@@ -258,6 +258,9 @@ const ROUTES: ListRoute[] = [
   { path: '/1/mail/log' },
   { path: '/1/mail/log', query: { start: '1', end: '3' } },
   { path: '/1/mail/log', query: { count: 'true' } },
+  { path: '/1/mail/log', query: { failed: 'true' } },
+  { path: '/1/mail/log', query: { failed: 'true', start: '1', end: '3' } },
+  { path: '/1/mail/log', query: { failed: 'true', count: 'true' } },
   // Field relationships (a field belongs to one at most, so they are few).
   { path: '/1/fields/relationships' },
   // The console's reads (issue 33): member search (the trigram index, and the members it

@@ -2,9 +2,11 @@
  * The web console in Chromium, against `amsg serve` over a seeded database (fixture.yaml):
  * sign-in by link and by key pair, each page showing the right records, personalization,
  * the HTML check, charts, live counts during a send, replay, XSS, CSRF, another account's
- * pages, and axe-core on every page in both themes. Also takes docs/img/console.png.
+ * pages, and axe-core on every page in both themes. Also takes the README's screenshot
+ * (docs/img/console.png with AMSG_UPDATE_SCREENSHOT=1; otherwise a temp file).
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'puppeteer-core';
@@ -12,7 +14,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { axeViolations, CHROMIUM, ConsoleSandbox, type Key, launchBrowser, newPage, open, textOf } from './harness.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixture.yaml', import.meta.url));
+/** The README's screenshot, rewritten only when asked (AMSG_UPDATE_SCREENSHOT=1), so a test run leaves the checkout clean. */
 const SCREENSHOT = fileURLToPath(new URL('../../docs/img/console.png', import.meta.url));
+const UPDATE_SCREENSHOT = process.env.AMSG_UPDATE_SCREENSHOT === '1';
 const XSS_TEXT = '<img src=x onerror=window.__xss=1>';
 
 const box = new ConsoleSandbox();
@@ -203,24 +207,33 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
     await page.waitForSelector('[data-check-features]');
     const frame = await (await page.waitForSelector('iframe.preview-frame'))!.contentFrame();
     await frame!.waitForFunction(() => document.body?.textContent.includes('Hello Ada!'));
-    mkdirSync(fileURLToPath(new URL('../../docs/img/', import.meta.url)), { recursive: true });
-    await page.screenshot({ path: SCREENSHOT, clip: { x: 0, y: 0, width: 1280, height: 800 } });
+    // Otherwise into the sandbox's temp folder: taken and checked the same way, the checkout untouched.
+    const path = UPDATE_SCREENSHOT ? SCREENSHOT : join(box.dir, 'console.png');
+    mkdirSync(dirname(path), { recursive: true });
+    await page.screenshot({ path, clip: { x: 0, y: 0, width: 1280, height: 800 } });
+    // A PNG (its signature), 1280 × 800 (the IHDR chunk's width and height).
+    const png = readFileSync(path);
+    expect(png.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
+    expect(png.subarray(12, 16).toString('ascii')).toBe('IHDR');
+    expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([1280, 800]);
   });
 
   test('live counts move during a send, without a reload', async () => {
     const { page } = owner;
     const crowd = (await box.ok('GET', '/1/groups')).find((g: any) => g.group_name === 'Crowd').member_group_id;
-    const sendAt = new Date(Date.now() + 6000).toISOString().replace(/\.\d+Z$/, 'Z');
-    const id = await box.ok('POST', '/1/mailings', {
+    // A draft awaiting approval (status u, no send_at): nothing sends until the test approves
+    // it, once the page shows it and its event stream is connected, however slow the machine.
+    const { mailing_id: mailingId } = await box.ok('POST', '/1/mailings', {
       name: 'Crowd send',
       subject: 'Hi [% member:first_name %]',
       sender: 'shop@example.com',
       html_body: '<p>Hi</p><p><a href="[% optout_url %]">Opt out</a></p>',
       recipient_groups: [crowd],
-      send_at: sendAt,
+      status: 'u',
     });
-    const mailingId = typeof id === 'number' ? id : id.mailing_id;
     await go(page, `/ui/1/mailings/${mailingId}`);
+    // The stream's first counts event marks the page live: connected.
+    await page.waitForSelector('[data-live="true"]');
     await page.evaluate(() => {
       (window as any).__sameDocument = true;
       (window as any).__sentSeen = [];
@@ -232,7 +245,9 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
       });
     });
     expect(await textOf(page, '[data-count="sent"] .stat')).toBe('0');
-    await page.waitForSelector('[data-live="true"]');
+    expect(await textOf(page, '.facts .badge')).toBe('unapproved');
+    // Approved through the API (as another user or the CLI would): it sends at once.
+    await box.ok('PUT', `/1/mailings/${mailingId}`, { status: 'ready' });
     await page.waitForFunction(() => document.querySelector('[data-count="sent"] .stat')?.textContent === '20,000', { timeout: 60_000 });
     await page.waitForFunction(() => document.querySelector('.facts .badge')?.textContent === 'complete', { timeout: 30_000 });
     expect(await page.evaluate(() => (window as any).__sameDocument)).toBe(true);
@@ -371,6 +386,22 @@ describe.skipIf(!CHROMIUM)('the web console in Chromium', () => {
     // The page reloads the mailing: canceled, and no cancel button any more.
     await page.waitForFunction(() => document.querySelector('.facts .badge')?.textContent === 'canceled');
     expect(await page.$('.page-head .confirm > button')).toBeNull();
+  });
+
+  test('"Send a test" on a server without SMTP: the 409 says plainly how to give it one, and nothing is queued', async () => {
+    const { page } = owner;
+    await go(page, `/ui/1/mailings/${ids.welcome}`);
+    await page.type('[data-test-to]', 'me@desk.example');
+    await page.click('[data-test-send] .confirm > button');
+    const dialog = await page.waitForSelector('dialog[open]');
+    expect(await dialog!.evaluate((d) => d.textContent)).toContain('me@desk.example');
+    await page.click('dialog[open] button[type=submit]');
+    await page.waitForSelector('dialog[open] .error[role=alert]');
+    const error = await textOf(page, 'dialog[open] .error[role=alert]');
+    expect(error).toMatch(/^no SMTP server is configured, so no real mail can go out: start amsg serve with --smtp URL/);
+    expect(await page.$eval('[data-test-send] [data-outcome="error"]', (e) => e.getAttribute('data-status'))).toBe('409');
+    await page.keyboard.press('Escape');
+    expect(await box.ok('GET', '/1/mail/log')).toEqual([]);
   });
 
   test('members: search by part of an address, as one types; the query is in the URL', async () => {

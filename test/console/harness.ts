@@ -33,6 +33,9 @@ export class ConsoleSandbox {
   key!: Key;
   private server?: ResultPromise;
 
+  /** `serveArgs`: more flags for `amsg serve` (`--smtp URL` for the mail page's tests). */
+  constructor(readonly serveArgs: string[] = []) {}
+
   private env(extra: Record<string, string> = {}) {
     return {
       ...process.env,
@@ -61,7 +64,7 @@ export class ConsoleSandbox {
 
   /** (Re)starts `amsg serve` over the database: a new sign-in link each time. */
   async serve(): Promise<void> {
-    this.server = execa('node', [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', this.db], {
+    this.server = execa('node', [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', this.db, ...this.serveArgs], {
       env: this.env(),
       reject: false,
     });

@@ -489,6 +489,33 @@ describe('live counts over server-sent events', () => {
     }
   });
 
+  it('a draft’s stream stays open (it may still send) and moves once the draft is approved elsewhere', async () => {
+    await server.close();
+    server = await startServer({ db, clock: fixedClock(T0), console: { now: () => now, assets, liveInterval: 30 } });
+    const { cookie, write } = await owner();
+    const { member_id } = await write('POST', '/1/members/add', { email: 'cy@example.com' });
+    const [group] = await write('POST', '/1/groups', { groups: [{ group_name: 'Drafted' }] });
+    await write('PUT', `/1/groups/${group.member_group_id}/members`, { member_ids: [member_id] });
+    const { mailing_id } = await write('POST', '/1/mailings', {
+      name: 'Draft',
+      subject: 'Hi',
+      sender: 'shop@example.com',
+      html_body: '<p>Hi</p><a href="[% optout_url %]">out</a>',
+      recipient_groups: [group.member_group_id],
+      status: 'u',
+    });
+    const res = await fetch(`${server.url}/ui/api/1/mailings/${mailing_id}/live`, { headers: { cookie } });
+    const reading = readEvents(res, (events) => events.some((e) => e.event === 'done'));
+    await new Promise((r) => setTimeout(r, 200));
+    await write('PUT', `/1/mailings/${mailing_id}`, { status: 'ready' });
+    const { advanceJobs } = await import('../../src/service/jobs.js');
+    for (let i = 0; i < 100 && advanceJobs(db, fixedClock(T0), 1_000); i++);
+    const events = await reading;
+    expect(events[0]).toMatchObject({ event: 'counts', data: { mailing_status: 'u', response: { sent: 0 } } });
+    expect(events.filter((e) => e.event === 'done')).toHaveLength(1);
+    expect(events.at(-1)).toMatchObject({ event: 'done', data: { mailing_status: 'c', response: { sent: 1 } } });
+  });
+
   it('a stream ends when its session does; closing the server ends open streams', async () => {
     await server.close();
     server = await startServer({ db, clock: fixedClock(T0), console: { now: () => now, assets, liveInterval: 30 } });

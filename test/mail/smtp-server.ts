@@ -121,3 +121,12 @@ export function header(raw: string, name: string): string | undefined {
   const line = head.split(/\r?\n/).find((l) => l.toLowerCase().startsWith(`${name.toLowerCase()}:`));
   return line?.slice(name.length + 1).trim();
 }
+
+/** Every header of a raw message as written, in order: [name, value] (folded lines joined). */
+export function headerLines(raw: string): [string, string][] {
+  const head = raw.split(/\r?\n\r?\n/)[0].replace(/\r?\n[ \t]+/g, ' ');
+  return head.split(/\r?\n/).map((l) => {
+    const colon = l.indexOf(':');
+    return [l.slice(0, colon), l.slice(colon + 1).trim()];
+  });
+}

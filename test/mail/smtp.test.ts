@@ -6,7 +6,7 @@ import { configureMail, type MailSettings } from '../../src/service/mail/setting
 import { DUE_SQL, HELD_SQL, MailDeliverer, MAX_ATTEMPTS } from '../../src/service/mail/deliver.js';
 import { parseSmtpUrl, maskSmtpUrl, SmtpUrlError } from '../../src/client/smtp-url.js';
 import { answerMailLink } from '../../src/api/mail-links.js';
-import { header, PASS, smtpError, startSmtp, type TestSmtp } from './smtp-server.js';
+import { header, headerLines, PASS, smtpError, startSmtp, type TestSmtp } from './smtp-server.js';
 
 /**
  * Real mail out, in-process: the route table over a fresh database, a MailDeliverer over
@@ -174,6 +174,44 @@ describe("a mailing's own sends", () => {
     ]);
   });
 
+  it("carry exactly the headers the console's preview shows for the member (apart from Message-ID and Date values); a text-preferring member gets text only", async () => {
+    await setUp();
+    const bobId = s.db.prepare("SELECT member_id FROM members WHERE email = 'bob@example.test'").pluck().get() as number;
+    s.db.prepare('UPDATE members SET plaintext_preferred = 1 WHERE member_id = ?').run(bobId);
+    const id = await createMailing();
+    runJobs();
+    await deliver();
+    const got = await smtp.waitFor(2);
+    expect(got).toHaveLength(2);
+    const ids = Object.fromEntries(
+      (s.db.prepare('SELECT email, member_id FROM members').all() as any[]).map((r) => [r.email, r.member_id]),
+    );
+    for (const [to, contentType] of [
+      ['ada@example.test', 'multipart/alternative'],
+      ['bob@example.test', 'text/plain; charset=utf-8'],
+    ]) {
+      const preview = await ok(s, 'GET', `/1/mailings/${id}/preview`, { query: { member_id: String(ids[to]) } });
+      expect(preview.source).toBe('sent');
+      const sent = headerLines(got.find((m) => m.envelopeTo[0] === to)!.raw).filter(
+        // nodemailer's pick of a single part's encoding, from its content: not a header the preview decides.
+        ([name]) => name !== 'Content-Transfer-Encoding',
+      );
+      expect(sent.map(([name]) => name)).toEqual(preview.headers.map(([name]: string[]) => name));
+      // The values, but the send's own Message-ID and Date, and the MIME boundary nodemailer draws.
+      const values = (list: string[][]) =>
+        Object.fromEntries(
+          list.map(([name, value]) => [
+            name,
+            name === 'Message-ID' || name === 'Date' ? '(its own)' : value.replace(/;\s*boundary="[^"]*"$/, ''),
+          ]),
+        );
+      expect(values(sent)).toEqual(values(preview.headers));
+      expect(values(preview.headers)['Content-Type']).toBe(contentType);
+      expect(preview.headers.find(([n]: string[]) => n === 'Date')?.[1]).toMatch(/^\w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} \+0000$/);
+    }
+    expect(got.find((m) => m.envelopeTo[0] === 'bob@example.test')!.parsed.html).toBe(false);
+  });
+
   it('cost a send nothing without an SMTP server: no statement of the send touches the outbox', async () => {
     s.close();
     s = makeService(undefined, { trace: true });
@@ -208,6 +246,12 @@ describe("a mailing's own sends", () => {
     const bob = rows.find((r: any) => r.to === 'bob@example.test');
     expect(bob).toMatchObject({ state: 'failed', attempts: 1, bounced: true, last_reply: '550 5.1.1 No such user here' });
     expect(rows.find((r: any) => r.to === 'ada@example.test')).toMatchObject({ state: 'sent', bounced: false });
+    // failed=true: the failures only (the console's mail page filter), along their own index.
+    expect((await ok(s, 'GET', '/1/mail/log', { query: { failed: 'true' } })).map((r: any) => [r.to, r.state])).toEqual([
+      ['bob@example.test', 'failed'],
+    ]);
+    expect(await ok(s, 'GET', '/1/mail/log', { query: { failed: 'true', count: 'true' } })).toBe(1);
+    expect(await ok(s, 'GET', '/1/mail/log', { query: { count: 'true' } })).toBe(2);
     expect(smtp.received.map((m) => m.envelopeTo[0])).toEqual(['ada@example.test']);
     const member = s.db
       .prepare("SELECT member_id, member_status_id, bounce_count FROM members WHERE email = 'bob@example.test'")

@@ -36,9 +36,12 @@ export const mailRoutes = [
     path: '/{account_id}/mail/log',
     summary: 'The mail that went (or is going) out over SMTP, newest first: to, subject, state, attempts, the last server reply',
     extension: true,
-    query: s.object({ ...s.windowParams(), count: s.optional(s.flag()) }),
+    query: s.object({ ...s.windowParams(), count: s.optional(s.flag()), failed: s.optional(s.flag()) }),
     returns:
-      'array of {mail_id, kind, mailing_id, member_id, to, subject, message_id, state (queued, sending, sent, failed), attempts, last_reply, bounced, created_at, sent_at, next_attempt_at}, or an integer with count=true',
-    handler: ({ ctx, query }) => (query.count ? mail.countMail(ctx) : mail.listMail(ctx, query).map(logRow)),
+      'array of {mail_id, kind, mailing_id, member_id, to, subject, message_id, state (queued, sending, sent, failed), attempts, last_reply, bounced, created_at, sent_at, next_attempt_at}, or an integer with count=true; failed=true: only the failed ones',
+    handler: ({ ctx, query }) => {
+      const filter = { failed: query.failed };
+      return query.count ? mail.countMail(ctx, filter) : mail.listMail(ctx, query, filter).map(logRow);
+    },
   }),
 ];

@@ -13,8 +13,13 @@ import { NOT_SIGNED_IN } from './pages.js';
 /** How often the counts are looked at, and how often an idle stream says it is alive. */
 export const LIVE_INTERVAL_MS = 500;
 export const PING_INTERVAL_MS = 15_000;
-/** The statuses of a mailing still on its way out (pending, injecting, sending). */
-const ACTIVE = new Set(['p', 'i', 's']);
+/**
+ * The statuses of a mailing that may still send without anything else on its page changing:
+ * pending, injecting, sending, and paused (resumed), unapproved (approved) or waiting for a
+ * split test's winner (picked) from elsewhere; the page's counts then move as they go.
+ */
+export const LIVE_STATUSES = ['p', 'i', 's', 'a', 'u', 'w'];
+const ACTIVE = new Set(LIVE_STATUSES);
 
 export interface LiveStreams {
   /** Ends every open stream (the server is closing: an open stream would hold it). */

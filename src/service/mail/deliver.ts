@@ -34,7 +34,8 @@ import type { Ctx } from '../context.js';
 import { LIMIT_BOUND } from '../paging.js';
 import { localActor } from '../accounts/accounts.js';
 import { recordEngagement } from '../mailings/engagement.js';
-import { sendComposer, type ComposedMessage, type FrozenMessage, type MailKind } from './outbox.js';
+import { outgoingMail, type ComposedMessage } from './message.js';
+import { sendComposer, type FrozenMessage, type MailKind } from './outbox.js';
 import type { MailSettings } from './settings.js';
 
 export const MAX_ATTEMPTS = 15;
@@ -61,6 +62,7 @@ interface Row {
   frozen_email?: string | null;
   content_mailing_id?: number | null;
   merge_values?: string | null;
+  delivery_type?: string | null;
   mail_id: number;
   account_id: number;
   kind: MailKind;
@@ -102,7 +104,7 @@ function alive(pid: number): boolean {
 }
 
 const COLUMNS = `o.mail_id, o.account_id, o.kind, o.mailing_id, o.member_id, o.to_email, o.subject, o.message, o.message_id, o.attempts,
-   o.next_attempt_at, o.lease_pid, mm.email AS frozen_email, mm.content_mailing_id, mm.merge_values`;
+   o.next_attempt_at, o.lease_pid, mm.email AS frozen_email, mm.content_mailing_id, mm.merge_values, mm.delivery_type`;
 /** A send's frozen message comes with its row: one lookup by key, not a statement of its own per message. */
 const FROM = `mail_outbox o LEFT JOIN mailing_messages mm ON o.kind = 'send' AND mm.mailing_id = o.mailing_id AND mm.member_id = o.member_id`;
 /** What is due, oldest first (along mail_outbox_due). */
@@ -118,37 +120,13 @@ const loadNodemailer = async (): Promise<Nodemailer> => {
   return (typeof mod.createTransport === 'function' ? mod : mod.default) as Nodemailer;
 };
 
-/** The message as nodemailer composes it: multipart/alternative, Message-ID fixed by the row, the unsubscribe headers. */
+/** The message as nodemailer composes it (message.ts decides it): the Message-ID fixed by the row, the Date of the send. */
 export function mailOptions(
   row: Pick<Row, 'to_email' | 'message_id'>,
   m: ComposedMessage,
   date: Date,
 ): SMTPPool.Options & Record<string, unknown> {
-  let { text, html } = m;
-  if (m.webview_url) {
-    if (text && !text.includes(m.webview_url)) text = `View this message in a browser: ${m.webview_url}\n\n${text}`;
-    if (html && !html.includes(m.webview_url)) html = `<p><a href="${m.webview_url}">View this message in a browser</a></p>\n${html}`;
-  }
-  // Both parts when there is HTML: a client shows the one it can.
-  if (!text && html)
-    text = html
-      .replace(/<(script|style)[\s\S]*?<\/\1>/gi, '')
-      .replace(/<[^>]*>/g, '')
-      .trim();
-  return {
-    from: m.from,
-    ...(m.reply_to ? { replyTo: m.reply_to } : {}),
-    to: row.to_email,
-    subject: m.subject,
-    text,
-    ...(html ? { html } : {}),
-    messageId: row.message_id,
-    date,
-    headers: {
-      'List-Unsubscribe': m.list_unsubscribe.map((u) => `<${u}>`).join(', '),
-      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
-    },
-  };
+  return { ...outgoingMail(row.to_email, m), messageId: row.message_id, date };
 }
 
 export class MailDeliverer {
@@ -266,6 +244,7 @@ export class MailDeliverer {
       member_id: row.member_id!,
       email: row.frozen_email!,
       merge_values: row.merge_values,
+      delivery_type: row.delivery_type!,
     });
   }
 

@@ -25,21 +25,13 @@ import { LIMIT_OFFSET, type Window, windowOf } from '../paging.js';
 import { FieldCatalog, type FieldRecord } from '../audience/fields.js';
 import { rowByEmail, setStatuses } from '../audience/members.js';
 import { compileContent, mailingRow, messageValues, RenderedMessage, VIEW_BASE, type MailingRow } from '../mailings/mailings.js';
+import type { RenderValues } from '../mailings/personalization.js';
+import type { ComposedMessage } from './message.js';
 import { allowGlob, mailSettings, type MailSettings } from './settings.js';
 
-export type MailKind = 'test' | 'headsup' | 'confirm' | 'send';
+export type { ComposedMessage };
 
-/** A message as composed when it was queued (a mailing's own send is composed at delivery, the same way). */
-export interface ComposedMessage {
-  from: string;
-  reply_to: string | null;
-  subject: string;
-  text: string;
-  html: string;
-  /** The List-Unsubscribe targets: the opt-out link, then a mailto. */
-  list_unsubscribe: string[];
-  webview_url: string | null;
-}
+export type MailKind = 'test' | 'headsup' | 'confirm' | 'send';
 
 /** The right side of every Message-ID amsg makes. */
 export const MESSAGE_ID_DOMAIN = 'mail.amsg.example.com';
@@ -91,22 +83,36 @@ export function unsubscribeTargets(optoutUrl: string, accountId: number, mailing
   return [optoutUrl, `mailto:${UNSUBSCRIBE_MAILBOX}?subject=unsubscribe-${accountId}-${mailingId}-${memberId}`];
 }
 
-/** A mailing's message for one set of values (RenderedMessage), as it goes out. */
-export function composeMailing(
+/** A mailing's message for one member's values and its parts as rendered for them: the one shape every send takes. */
+function composed(
   mailing: Pick<MailingRow, 'account_id' | 'mailing_id' | 'sender' | 'reply_to'>,
-  rendered: RenderedMessage,
-  subjectPrefix = '',
+  v: RenderValues,
+  parts: { subject: string; text: string; html: string },
 ): ComposedMessage {
-  const v = rendered.values;
   return {
     from: mailing.sender,
     reply_to: mailing.reply_to,
-    subject: subjectPrefix + rendered.subject(),
-    text: rendered.plaintext(),
-    html: rendered.html(),
+    ...parts,
     list_unsubscribe: unsubscribeTargets(v.optout_url, mailing.account_id, mailing.mailing_id, v.member_id),
     webview_url: v.webview_url,
   };
+}
+
+/**
+ * A mailing's message for one set of values (RenderedMessage), as it goes out. `textOnly`:
+ * the member gets the plain text only (delivery type t: it prefers text, or the mailing is
+ * plaintext only), as the send delivers it.
+ */
+export function composeMailing(
+  mailing: Pick<MailingRow, 'account_id' | 'mailing_id' | 'sender' | 'reply_to'>,
+  rendered: RenderedMessage,
+  opts: { subjectPrefix?: string; textOnly?: boolean } = {},
+): ComposedMessage {
+  return composed(mailing, rendered.values, {
+    subject: (opts.subjectPrefix ?? '') + rendered.subject(),
+    text: rendered.plaintext(),
+    html: opts.textOnly ? '' : rendered.html(),
+  });
 }
 
 /** A frozen message of a mailing's own send (mailing_messages), as the deliverer reads it with its outbox row. */
@@ -115,6 +121,8 @@ export interface FrozenMessage {
   member_id: number;
   email: string;
   merge_values: string;
+  /** h: HTML and text; t: the plain text only. */
+  delivery_type: string;
 }
 
 /**
@@ -132,15 +140,11 @@ export function sendComposer(ctx: Ctx, mailingId: number): (row: FrozenMessage) 
       compiled.set(row.content_mailing_id, parts);
     }
     const v = messageValues(mailing, names, row);
-    return {
-      from: mailing.sender,
-      reply_to: mailing.reply_to,
+    return composed(mailing, v, {
       subject: parts.subject(v),
       text: parts.plaintext(v),
-      html: parts.html(v),
-      list_unsubscribe: unsubscribeTargets(v.optout_url, mailing.account_id, mailing.mailing_id, v.member_id),
-      webview_url: v.webview_url,
-    };
+      html: row.delivery_type === 't' ? '' : parts.html(v),
+    });
   };
 }
 
@@ -200,7 +204,7 @@ export function sendTest(ctx: Ctx, mailingId: number, input: TestSendInput): Que
     requireMail(ctx);
     const to = [...new Set(input.recipient_emails.map((e) => e.trim().toLowerCase()))];
     const { sent, row } = valuesFor(ctx, m, input.member_email, to[0]);
-    const message = composeMailing(m, new RenderedMessage(sent, m, row), '[Test] ');
+    const message = composeMailing(m, new RenderedMessage(sent, m, row), { subjectPrefix: '[Test] ' });
     return to.map((address) => {
       const id = queue(ctx, { kind: 'test', to: address, mailing_id: m.mailing_id, member_id: row.member_id || null, message });
       return { mail_id: id, to: address, subject: message.subject, message_id: messageIdOf(ctx, id) };
@@ -422,18 +426,27 @@ function toLogRow(r: {
   };
 }
 
-/** GET /mail/log: the account's outgoing mail, newest first, one window (along mail_outbox_account). */
-export function listMail(ctx: Ctx, w: Window = {}): MailLogRow[] {
+export interface MailFilter {
+  /** Only messages refused for good or out of attempts (state failed), along mail_outbox_failed. */
+  failed?: boolean;
+}
+
+const logWhere = (f: MailFilter) => `account_id = ?${f.failed ? " AND status = 'f'" : ''}`;
+
+/** GET /mail/log: the account's outgoing mail, newest first, one window (along mail_outbox_account, or mail_outbox_failed). */
+export function listMail(ctx: Ctx, w: Window = {}, f: MailFilter = {}): MailLogRow[] {
   const { limit, offset } = windowOf(w);
   return (
-    stmt(ctx.db, `${LOG} WHERE account_id = ? ORDER BY mail_id DESC ${LIMIT_OFFSET}`).all(ctx.accountId, limit, offset) as Parameters<
+    stmt(ctx.db, `${LOG} WHERE ${logWhere(f)} ORDER BY mail_id DESC ${LIMIT_OFFSET}`).all(ctx.accountId, limit, offset) as Parameters<
       typeof toLogRow
     >[0][]
   ).map(toLogRow);
 }
 
-export function countMail(ctx: Ctx): number {
-  return stmt(ctx.db, 'SELECT COUNT(*) FROM mail_outbox WHERE account_id = ?').pluck().get(ctx.accountId) as number;
+export function countMail(ctx: Ctx, f: MailFilter = {}): number {
+  return stmt(ctx.db, `SELECT COUNT(*) FROM mail_outbox WHERE ${logWhere(f)}`)
+    .pluck()
+    .get(ctx.accountId) as number;
 }
 
 /** Whether anything is due or held by a process (a deliverer looks further only then). */

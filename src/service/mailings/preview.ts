@@ -3,13 +3,16 @@
  * mailing page), before or after its send: the message a member got (rendered from
  * what the send froze, as GET /messages/{member_id} answers), the message a member
  * would get now (their current fields), or one with sample values in every tag; with
- * the headers a real send would carry.
+ * the headers a real send over SMTP carries (src/service/mail/message.ts decides them for
+ * both; the Message-ID is a stand-in: a real one is drawn when the message is queued).
  */
 import { stmt } from '../../store/statements.js';
 import type { Ctx } from '../context.js';
 import { FieldCatalog } from '../audience/fields.js';
 import { memberRow } from '../audience/members.js';
-import { mailingRow, optoutUrl, RenderedMessage, type MailingRow } from './mailings.js';
+import { composeMailing, MESSAGE_ID_DOMAIN } from '../mail/outbox.js';
+import { mailHeaders, outgoingMail } from '../mail/message.js';
+import { mailingRow, RenderedMessage, type MailingRow } from './mailings.js';
 
 export type PreviewSource = 'sent' | 'member' | 'sample';
 
@@ -77,48 +80,18 @@ function preview(
   textOnly: boolean,
   sentAt?: string,
 ): Preview {
-  const subject = message.subject();
-  const html = textOnly ? '' : message.html();
-  const plaintext = message.plaintext();
+  const composed = composeMailing(mailing, message, { textOnly });
   return {
     member_id: memberId,
     source,
-    subject,
-    html_body: html,
-    plaintext,
-    headers: messageHeaders(mailing, { to, memberId: memberId ?? 0, subject, html: html !== '', text: plaintext !== '', sentAt }),
+    subject: composed.subject,
+    html_body: composed.html,
+    plaintext: composed.text,
+    // The headers of the message as the SMTP deliverer would send it: one function decides both.
+    headers: mailHeaders(
+      outgoingMail(to, composed),
+      `<preview.${mailing.mailing_id}.${memberId ?? 0}@${MESSAGE_ID_DOMAIN}>`,
+      sentAt ? new Date(`${sentAt.slice(0, 19)}Z`) : undefined,
+    ),
   };
-}
-
-/** RFC 5322 date text of a stored timestamp (`Tue, 03 Mar 2026 04:05:06 +0000`). */
-function rfc5322(stored: string): string {
-  const d = new Date(`${stored.slice(0, 19)}Z`);
-  return d.toUTCString().replace('GMT', '+0000');
-}
-
-/**
- * The headers the message would carry: the envelope of the mailing, the member's
- * address, the one-click unsubscribe (RFC 8058) pointing at the opt-out link the tags
- * use, and the MIME structure its parts make.
- */
-export function messageHeaders(
-  mailing: MailingRow,
-  m: { to: string; memberId: number; subject: string; html: boolean; text: boolean; sentAt?: string },
-): [string, string][] {
-  const domain = mailing.sender.includes('@') ? mailing.sender.slice(mailing.sender.lastIndexOf('@') + 1) : 'amsg.example.com';
-  const boundary = `amsg-${mailing.mailing_id}-${m.memberId}`;
-  const headers: [string, string][] = [
-    ['From', mailing.sender],
-    ...(mailing.reply_to ? [['Reply-To', mailing.reply_to] as [string, string]] : []),
-    ['To', m.to],
-    ['Subject', m.subject],
-    ...(m.sentAt ? [['Date', rfc5322(m.sentAt)] as [string, string]] : []),
-    ['Message-ID', `<${mailing.mailing_id}.${m.memberId}.${mailing.account_id}@${domain}>`],
-    ['List-Unsubscribe', `<${optoutUrl(mailing.account_id, mailing.mailing_id, m.memberId)}>`],
-    ['List-Unsubscribe-Post', 'List-Unsubscribe=One-Click'],
-    ['MIME-Version', '1.0'],
-  ];
-  if (m.html && m.text) headers.push(['Content-Type', `multipart/alternative; boundary="${boundary}"`]);
-  else headers.push(['Content-Type', `${m.html ? 'text/html' : 'text/plain'}; charset=utf-8`]);
-  return headers;
 }

@@ -40,6 +40,7 @@ import * as webhookLogDetail from './029-webhook-log-detail.js';
 import * as importRowErrors from './030-import-row-errors.js';
 import * as importResume from './031-import-resume.js';
 import * as clickMemberLinkIndex from './032-click-member-link-index.js';
+import * as mailLogFailed from './033-mail-log-failed.js';
 
 /** A migration is SQL, or a function for what SQL alone cannot say (025). */
 export type Migration = { name: string; sql: string } | { name: string; apply: (db: Db) => void };
@@ -77,4 +78,5 @@ export const MIGRATIONS: Migration[] = [
   { name: '030-import-row-errors', sql: importRowErrors.sql },
   { name: '031-import-resume', sql: importResume.sql },
   { name: '032-click-member-link-index', sql: clickMemberLinkIndex.sql },
+  { name: '033-mail-log-failed', sql: mailLogFailed.sql },
 ];
