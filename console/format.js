@@ -1,5 +1,12 @@
 // How values of the wire format read on a page.
 
+// The status words are the CLI's and the service's own (one table each).
+export {
+  MAILING_STATUS_WORDS as MAILING_STATUS,
+  MEMBER_STATUS_WORDS as MEMBER_STATUS,
+  SMS_SEND_STATUS_WORDS as SMS_STATUS,
+} from '../src/status-words.ts';
+
 /** `@D:2026-05-06T07:08:09` (or an ISO time) as `2026-05-06 07:08` UTC; '' for none. */
 export function when(value) {
   if (!value) return '';
@@ -23,21 +30,8 @@ export function rate(part, whole) {
 
 export const count = (n) => (n === null || n === undefined ? '–' : Number(n).toLocaleString('en-US'));
 
-export const MAILING_STATUS = {
-  p: 'pending',
-  a: 'paused',
-  i: 'injecting',
-  s: 'sending',
-  x: 'canceled',
-  c: 'complete',
-  w: 'waiting',
-  u: 'unapproved',
-  f: 'failed',
-};
 export const MAILING_TYPE = { m: 'standard', t: 'test', r: 'trigger', s: 'split (subject)', c: 'split (content)' };
-export const MEMBER_STATUS = { a: 'active', o: 'opted out', e: 'error', f: 'forwarded' };
 export const DELIVERY_STATUS = { p: 'pending', o: 'delivered', e: 'failed' };
-export const SMS_STATUS = { d: 'draft', p: 'pending', s: 'scheduled', i: 'sending', c: 'complete', x: 'canceled', f: 'failed' };
 export const IMPORT_STATUS = { q: 'queued', p: 'in progress', o: 'finished', e: 'failed' };
 
 /** Any JSON value as text for a table cell: objects as compact JSON. */

@@ -1,23 +1,14 @@
 // What the verbs of `amsg mailings` share: the status letters, the flag parsers (parseDuration
 // serves triggers too; numeric ids are src/cli/resolve.ts numericId) and the audience flags of create and resend.
 import { readFileSync } from 'node:fs';
+import { MAILING_STATUS_WORDS } from '../../src/status-words.js';
 import type { Command } from 'commander';
 import type { Api } from '../../src/client/api.js';
 import { UsageError, type RunContext } from '../../src/cli/context.js';
 import { collectList, groupIds, parseIds, searchId, subscriptionId } from '../../src/cli/resolve.js';
 
 /** The spec's mailing status letters, and the words people may type for them. */
-export const STATUS_NAMES: Record<string, string> = {
-  p: 'pending',
-  a: 'paused',
-  i: 'injecting',
-  s: 'sending',
-  x: 'canceled',
-  c: 'complete',
-  w: 'waiting',
-  u: 'unapproved',
-  f: 'failed',
-};
+export const STATUS_NAMES = MAILING_STATUS_WORDS;
 
 export interface MailingRecord {
   mailing_id: number;

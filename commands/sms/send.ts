@@ -1,20 +1,13 @@
 // `amsg sms campaigns send` (with --wait), `cancel` and `archive`.
 import { TABLES } from '../../src/cli/columns.js';
 import type { Command } from 'commander';
+import { SMS_SEND_STATUS_WORDS } from '../../src/status-words.js';
 import type { Api } from '../../src/client/api.js';
 import { action, dryRunOption, examples, EXIT, type RunContext } from '../../src/cli/context.js';
 import { numericId } from '../../src/cli/resolve.js';
 
 /** The send_status letters (the table in docs/guide/sms.md). */
-const STATUS_NAMES: Record<string, string> = {
-  d: 'draft',
-  s: 'scheduled',
-  p: 'pending',
-  i: 'sending',
-  c: 'complete',
-  x: 'canceled',
-  f: 'failed',
-};
+const STATUS_NAMES: Record<string, string> = SMS_SEND_STATUS_WORDS;
 /** Where `--wait` stops: the campaign will not move again by itself. */
 const SETTLED = ['d', 'c', 'x', 'f'];
 

@@ -3,6 +3,7 @@
  * (`group "Trial" (7)`, `member hans@example.com (4)`), and how much it touches.
  * Read-only calls through the Api, like every lookup.
  */
+import { MEMBER_STATUS_WORDS } from '../status-words.js';
 import type { Api } from '../client/api.js';
 import { ApiError } from '../errors.js';
 import { humanDate, thousands } from './output.js';
@@ -12,7 +13,7 @@ import { pages } from './paging.js';
 export const counted = (n: number, one: string, many = `${one}s`) => `${thousands(n)} ${n === 1 ? one : many}`;
 
 /** Status letters as words, for people (JSON keeps the letters). */
-export const STATUS_WORDS: Record<string, string> = { a: 'active', e: 'error', o: 'opted out', f: 'forwarded', s: 'skipped' };
+export const STATUS_WORDS: Record<string, string> = { ...MEMBER_STATUS_WORDS, s: 'skipped' };
 export const statusWord = (letter: string) => STATUS_WORDS[letter] ?? letter;
 
 interface GroupCounts {

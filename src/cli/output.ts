@@ -3,6 +3,7 @@
  * answered; table, ndjson and csv are views of it. Nothing here knows the resources
  * except through the table spec a command names (columns.ts).
  */
+import { MEMBER_STATUS_WORDS as MEMBER_STATUS_LETTERS } from '../status-words.js';
 import { columnOf, type ColumnRole, type TableSpec } from './columns.js';
 
 export const FORMATS = ['table', 'json', 'ndjson', 'csv'] as const;
@@ -29,7 +30,7 @@ export interface View {
 }
 
 /** Member statuses as people say them; every table shows these for member_status_id and a member's status. */
-const MEMBER_STATUS_WORDS: Record<string, string> = { a: 'active', e: 'error', o: 'opted out', f: 'forwarded', 'opt-out': 'opted out' };
+const MEMBER_STATUS_WORDS: Record<string, string> = { ...MEMBER_STATUS_LETTERS, 'opt-out': 'opted out' };
 const DEFAULT_WORDS: Record<string, Record<string, string>> = { member_status_id: MEMBER_STATUS_WORDS, status: { 'opt-out': 'opted out' } };
 
 /** `@D:2026-12-01T09:00:00` (UTC on the wire) as a local, readable time: `2026-12-01 09:00`. */

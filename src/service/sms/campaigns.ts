@@ -13,6 +13,7 @@
  *   x canceled   canceled before it started (from d, s or p)
  *   f failed     the send could not go on (results_message says why)
  */
+import { SMS_SEND_STATUS_WORDS } from '../../status-words.js';
 import { inTransaction } from '../../store/db.js';
 import { stmt } from '../../store/statements.js';
 import { badRequest, forbidden, notFound } from '../../errors.js';
@@ -29,15 +30,7 @@ import { validateTemplates, type TagProblem } from '../mailings/personalization.
 export const SEND_STATUSES = ['d', 's', 'p', 'i', 'c', 'x', 'f'] as const;
 export type SendStatus = (typeof SEND_STATUSES)[number];
 
-export const SEND_STATUS_NAMES: Record<SendStatus, string> = {
-  d: 'draft',
-  s: 'scheduled',
-  p: 'pending',
-  i: 'sending',
-  c: 'complete',
-  x: 'canceled',
-  f: 'failed',
-};
+export const SEND_STATUS_NAMES: Record<SendStatus, string> = SMS_SEND_STATUS_WORDS;
 
 /** Longest message accepted, as written (ten segments of UCS-2 and then some: what carriers still concatenate). */
 export const MAX_MESSAGE_LENGTH = 1600;
