@@ -57,7 +57,7 @@ export function finishAppend(w: BatchWrite, received: number, rejected: number):
  */
 const ANSWERS_KEPT = 4;
 
-/** Keeps a batch's answer with it, in its transaction, for a repeat of the batch (migration 026). */
+/** Keeps a batch's answer with it, in its transaction, for a repeat of the batch (migration 031). */
 function keepAnswer(db: Db, importId: number, offset: number, end: number, answer: BatchResult) {
   stmt(db, 'INSERT OR REPLACE INTO import_batch_answers (import_id, batch_offset, batch_end, answer) VALUES (?, ?, ?, ?)').run(
     importId,
