@@ -8,9 +8,12 @@
 //   faker.cjs       the generator of seeded audiences (amsg seed), with its code cache
 //                   (faker.cjs.cache, from a warm-up seed);
 //   iconv.cjs       iconv-lite, for a CSV file that is not UTF-8 (members import);
+//   nodemailer.cjs  nodemailer, for a process with real mail to send (src/service/mail/deliver.ts);
+//   caniemail.cjs   the caniemail data and checker, for the HTML check (GET /mailings/{id}/html_check);
 //   ink-react.js    Ink and React for the live views: an ES module, since Ink waits at
 //                   its top level for Yoga's WebAssembly, which CommonJS cannot do;
 //   import-writer-thread.js  the streamed import's writer thread (a worker starts from a file).
+// The web console's browser bundle (dist/console/) is scripts/build-console.js's, run after this.
 //
 // Why one bundle with a code cache: on these machines every module file costs 1-3 ms
 // to load, and compiling the engine's ES modules cost a local command ~25 ms on each
