@@ -95,7 +95,12 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
     immediate = undefined;
     // Each job batch commits on its own, as before commitPerTurn: held open into the next
     // turn, a slice's writes made every answer of that turn wait for the slice after it.
-    const more = outsideTurn(db, () => advanceJobs(db, clock, JOB_SLICE_MS) || advanceServerJobs(db, JOB_SLICE_MS));
+    // The e-mail search index waits while a streamed import writes: indexing beside the
+    // writer thread took turns with it for the write lock and halved the import's rate.
+    const more = outsideTurn(
+      db,
+      () => advanceJobs(db, clock, JOB_SLICE_MS) || (!importWriter?.busy() && advanceServerJobs(db, JOB_SLICE_MS)),
+    );
     // Not unref'd: an unref'd immediate does not keep the poll phase from blocking, so
     // with no request arriving the next slice waited for the next timer (~150 ms).
     if (more) immediate = setImmediate(tick);

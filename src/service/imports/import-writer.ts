@@ -59,6 +59,8 @@ export class ImportWriter {
   private nextBatch = 1;
   /** Batches handed to the thread so far (the others were written where they arrived). */
   batchesSent = 0;
+  /** When the last batch was handed over or answered (Date.now()), for busy(). */
+  private lastBatchAt = 0;
   private readonly waiting = new Map<number, { resolve: (a: BatchAnswer) => void; reject: (e: Error) => void }>();
 
   constructor(
@@ -103,6 +105,7 @@ export class ImportWriter {
   async append(ctx: Ctx, importId: number, rows: RowsInput, rejected: number, offset?: number): Promise<BatchResult> {
     const worker = this.start();
     this.batchesSent++;
+    this.lastBatchAt = Date.now();
     const batch = this.nextBatch++;
     const answer = new Promise<BatchAnswer>((resolve, reject) => this.waiting.set(batch, { resolve, reject }));
     worker.ref();
@@ -130,10 +133,20 @@ export class ImportWriter {
     }
     send({ kind: 'end', batch, received: count + rejected, rejected });
     const a = await answer;
+    this.lastBatchAt = Date.now();
     if ('result' in a) return a.result;
     if ('catalogChanged' in a) return appendRowsHere(ctx, importId, rows, rejected, offset);
     if ('apiError' in a) throw ApiError.fromResponse(a.apiError.status, a.apiError.body);
     throw Object.assign(new Error(a.failure.message), { code: a.failure.code });
+  }
+
+  /**
+   * Whether a streamed import is writing now: a batch in the thread, or one answered less
+   * than withinMs ago (the next is on its way). Background work that writes (the e-mail
+   * search index) waits meanwhile, so it does not contend with the writer for the lock.
+   */
+  busy(withinMs = 1_000): boolean {
+    return this.waiting.size > 0 || Date.now() - this.lastBatchAt < withinMs;
   }
 
   /** Starts the thread ahead of the first batch (a streamed import was just opened), so that batch does not wait for it. */
