@@ -25,6 +25,7 @@
  *   concurrently over a few pooled connections, and their outcomes recorded a batch at a
  *   time, so the database work is a small share of a message's cost (bench/smtp.js).
  */
+import { firstOrAfter, pollEvery } from '../polling.js';
 import type { Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import { commitTurn, type Db } from '../../store/db.js';
@@ -134,7 +135,7 @@ export class MailDeliverer {
   private readonly inflight = new Map<number, Promise<void>>();
   private readonly outcomes: Outcome[] = [];
   private transporter?: Transporter;
-  private timer?: NodeJS.Timeout;
+  private stopPolling?: () => void;
   private scheduled = false;
   private flushing = false;
   private stopped = false;
@@ -415,12 +416,7 @@ export class MailDeliverer {
 
   /** Delivers in the background: every pollMs, and as soon as a send ends. */
   start(pollMs = 250) {
-    const tick = () => {
-      this.schedule();
-      this.timer = setTimeout(tick, pollMs);
-      this.timer.unref();
-    };
-    tick();
+    this.stopPolling = pollEvery(pollMs, () => this.schedule());
   }
 
   /**
@@ -448,9 +444,7 @@ export class MailDeliverer {
       }
       const left = deadline - Date.now();
       if (left <= 0) break;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([...this.inflight.values(), new Promise((r) => (timer = setTimeout(r, Math.min(left, 100))))]);
-      clearTimeout(timer);
+      await firstOrAfter(this.inflight.values(), Math.min(left, 100));
     }
     await this.stop();
   }
@@ -458,7 +452,7 @@ export class MailDeliverer {
   /** Stops: open sends are cut off and their messages due again at once; their outcomes recorded. */
   async stop() {
     this.stopped = true;
-    clearTimeout(this.timer);
+    this.stopPolling?.();
     const open = [...this.inflight.keys()];
     if (open.length) {
       // Whatever the cut-off sends answer, they are given back: due now.

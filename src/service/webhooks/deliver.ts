@@ -17,6 +17,7 @@
  *   each with a timeout, a few webhooks at a time, and the database work around them
  *   is a couple of short statements.
  */
+import { firstOrAfter, pollEvery } from '../polling.js';
 import type { Agent, Dispatcher } from 'undici';
 import { commitTurn, type Db } from '../../store/db.js';
 import { beforeWrite, stmt } from '../../store/statements.js';
@@ -123,7 +124,7 @@ export class Deliverer {
   /** Webhooks with a post in flight from this process, and the abort of each. */
   private readonly inflight = new Map<number, { deliveryId: number; abort: AbortController; done: Promise<void> }>();
   private agent?: Agent;
-  private timer?: NodeJS.Timeout;
+  private stopPolling?: () => void;
   private scheduled = false;
   private stopped = false;
 
@@ -308,12 +309,7 @@ export class Deliverer {
   /** Delivers in the background: woken by events fired in this process, and every pollMs for the rest. */
   start(pollMs = 250) {
     onEventEmitted(() => this.schedule());
-    const tick = () => {
-      this.schedule();
-      this.timer = setTimeout(tick, pollMs);
-      this.timer.unref();
-    };
-    tick();
+    this.stopPolling = pollEvery(pollMs, () => this.schedule());
   }
 
   /**
@@ -328,9 +324,10 @@ export class Deliverer {
       if (this.inflight.size === 0) break;
       const left = deadline - Date.now();
       if (left <= 0) break;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([...[...this.inflight.values()].map((f) => f.done), new Promise((r) => (timer = setTimeout(r, left)))]);
-      clearTimeout(timer);
+      await firstOrAfter(
+        [...this.inflight.values()].map((f) => f.done),
+        left,
+      );
     }
     const open = [...this.inflight.values()];
     const late = new Error(`timeout: no answer within ${budgetMs / 1000} s (what a local run waits)`);
@@ -342,7 +339,7 @@ export class Deliverer {
   /** Stops: open posts are aborted and given back (due again at once, no attempt counted). */
   async stop() {
     this.stopped = true;
-    clearTimeout(this.timer);
+    this.stopPolling?.();
     onEventEmitted(undefined);
     const open = [...this.inflight.values()];
     for (const f of open) f.abort.abort(RELEASED);
