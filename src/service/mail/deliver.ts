@@ -25,7 +25,7 @@
  *   concurrently over a few pooled connections, and their outcomes recorded a batch at a
  *   time, so the database work is a small share of a message's cost (bench/smtp.js).
  */
-import { firstOrAfter, pollEvery } from '../polling.js';
+import { backgroundErrorOf, firstOrAfter, pollEvery, soonOnce } from '../polling.js';
 import type { Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import { commitTurn, type Db } from '../../store/db.js';
@@ -136,7 +136,6 @@ export class MailDeliverer {
   private readonly outcomes: Outcome[] = [];
   private transporter?: Transporter;
   private stopPolling?: () => void;
-  private scheduled = false;
   private flushing = false;
   private stopped = false;
   private unreachable = false;
@@ -401,18 +400,11 @@ export class MailDeliverer {
   }
 
   /** Runs pump soon (once, however many times it was asked meanwhile). */
-  schedule() {
-    if (this.scheduled || this.stopped) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      try {
-        this.pump();
-      } catch (err) {
-        backgroundError(err);
-      }
-    });
-  }
+  readonly schedule = soonOnce(
+    () => this.pump(),
+    () => this.stopped,
+    (err) => backgroundError(err),
+  );
 
   /** Delivers in the background: every pollMs, and as soon as a send ends. */
   start(pollMs = 250) {
@@ -476,6 +468,4 @@ export class MailDeliverer {
 }
 
 /** A failure of background delivery: the next pass tries again; AMSG_DEBUG=1 shows it. */
-export function backgroundError(err: unknown) {
-  if (process.env.AMSG_DEBUG) process.stderr.write(`amsg: mail delivery: ${(err as Error)?.stack ?? String(err)}\n`);
-}
+export const backgroundError = backgroundErrorOf('mail delivery');

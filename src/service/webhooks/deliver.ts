@@ -17,7 +17,7 @@
  *   each with a timeout, a few webhooks at a time, and the database work around them
  *   is a couple of short statements.
  */
-import { firstOrAfter, pollEvery } from '../polling.js';
+import { backgroundErrorOf, firstOrAfter, pollEvery, soonOnce } from '../polling.js';
 import type { Agent, Dispatcher } from 'undici';
 import { commitTurn, type Db } from '../../store/db.js';
 import { beforeWrite, stmt } from '../../store/statements.js';
@@ -125,7 +125,6 @@ export class Deliverer {
   private readonly inflight = new Map<number, { deliveryId: number; abort: AbortController; done: Promise<void> }>();
   private agent?: Agent;
   private stopPolling?: () => void;
-  private scheduled = false;
   private stopped = false;
 
   constructor(
@@ -293,18 +292,11 @@ export class Deliverer {
   }
 
   /** Runs pump soon (once, however many events were fired meanwhile). */
-  schedule() {
-    if (this.scheduled || this.stopped) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      try {
-        this.pump();
-      } catch (err) {
-        backgroundError(err);
-      }
-    });
-  }
+  readonly schedule = soonOnce(
+    () => this.pump(),
+    () => this.stopped,
+    (err) => backgroundError(err),
+  );
 
   /** Delivers in the background: woken by events fired in this process, and every pollMs for the rest. */
   start(pollMs = 250) {
@@ -352,9 +344,7 @@ export class Deliverer {
 const RELEASED = new Error('released');
 
 /** A failure of background delivery: the next pass tries again; AMSG_DEBUG=1 shows it. */
-export function backgroundError(err: unknown) {
-  if (process.env.AMSG_DEBUG) process.stderr.write(`amsg: webhook delivery: ${(err as Error)?.stack ?? String(err)}\n`);
-}
+export const backgroundError = backgroundErrorOf('webhook delivery');
 
 function describe(err: unknown): string {
   const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
