@@ -12,23 +12,23 @@
  * status events (members.ts).
  */
 
-const EVENTS: Partial<Record<EngagementKind, EventName>> = {
-  open: 'message_open',
-  click: 'message_click',
-  share: 'message_share',
-  share_click: 'message_share_click',
-};
 import { inTransaction } from '../../store/db.js';
 import { stmt } from '../../store/statements.js';
-import { notFound } from '../../errors.js';
+import { invalid, notFound } from '../../errors.js';
 import { stamp } from '../clock.js';
 import type { Ctx } from '../context.js';
 import { memberRow, optOutFromMailing, setStatuses } from '../audience/members.js';
 import { mailingRow } from './mailings.js';
 import { recordClick } from './reports.js';
 import { emitEvent, memberList, type EventName } from '../webhooks/webhooks.js';
-import { invalid } from '../../errors.js';
 import { prng, shuffled } from '../../random.js';
+
+const EVENTS: Partial<Record<EngagementKind, EventName>> = {
+  open: 'message_open',
+  click: 'message_click',
+  share: 'message_share',
+  share_click: 'message_share_click',
+};
 
 export const ENGAGEMENT_KINDS = ['open', 'click', 'bounce', 'share', 'share_click', 'optout'] as const;
 export type EngagementKind = (typeof ENGAGEMENT_KINDS)[number];
@@ -52,12 +52,8 @@ export function recordEngagement(ctx: Ctx, kind: EngagementKind, input: Engageme
     ) as { content_mailing_id: number; delivery_ts: string | null } | undefined;
     if (!message) throw notFound(`member ${input.member_id} has no message of mailing ${input.mailing_id}`);
     const now = stamp(ctx.clock.now());
-    const stampFirst = (column: 'opened' | 'clicked' | 'bounced' | 'shared') =>
-      stmt(ctx.db, `UPDATE mailing_messages SET ${column} = COALESCE(${column}, ?) WHERE mailing_id = ? AND member_id = ?`).run(
-        now,
-        input.mailing_id,
-        input.member_id,
-      );
+    const member = [input.member_id];
+    const stampFirst = (column: StampedColumn) => stampMessages(ctx, input.mailing_id, column, member, now);
     switch (kind) {
       case 'click':
         if (input.link_id !== undefined) {
@@ -84,17 +80,7 @@ export function recordEngagement(ctx: Ctx, kind: EngagementKind, input: Engageme
         stampFirst('shared');
         break;
       case 'bounce':
-        stampFirst('bounced');
-        stmt(ctx.db, 'UPDATE mailing_messages SET bounce_type = COALESCE(bounce_type, ?) WHERE mailing_id = ? AND member_id = ?').run(
-          input.hard ? 'hard' : 'soft',
-          input.mailing_id,
-          input.member_id,
-        );
-        stmt(ctx.db, 'UPDATE members SET bounce_count = bounce_count + 1, last_modified_at = ? WHERE member_id = ?').run(
-          now,
-          input.member_id,
-        );
-        if (input.hard) setStatuses(ctx, [input.member_id], 'e');
+        recordBounces(ctx, input.mailing_id, member, !!input.hard, now);
         break;
       case 'optout':
         optOutFromMailing(ctx, [input.member_id], input.mailing_id);
@@ -108,6 +94,33 @@ export function recordEngagement(ctx: Ctx, kind: EngagementKind, input: Engageme
       }));
     return true;
   });
+}
+
+type StampedColumn = 'opened' | 'clicked' | 'bounced' | 'shared';
+
+/** Stamps these members' messages of the mailing (each keeps its first time). */
+function stampMessages(ctx: Ctx, mailingId: number, column: StampedColumn, memberIds: number[], now: string) {
+  if (!memberIds.length) return;
+  stmt(
+    ctx.db,
+    `UPDATE mailing_messages SET ${column} = COALESCE(${column}, ?) WHERE mailing_id = ? AND member_id IN (SELECT value FROM json_each(?))`,
+  ).run(now, mailingId, JSON.stringify(memberIds));
+}
+
+/** Bounces these members' messages: the message's bounce and its type, each member's bounce count, and a hard bounce's status e. */
+function recordBounces(ctx: Ctx, mailingId: number, memberIds: number[], hard: boolean, now: string) {
+  if (!memberIds.length) return;
+  stampMessages(ctx, mailingId, 'bounced', memberIds, now);
+  const ids = JSON.stringify(memberIds);
+  stmt(
+    ctx.db,
+    'UPDATE mailing_messages SET bounce_type = COALESCE(bounce_type, ?) WHERE mailing_id = ? AND member_id IN (SELECT value FROM json_each(?))',
+  ).run(hard ? 'hard' : 'soft', mailingId, ids);
+  stmt(
+    ctx.db,
+    'UPDATE members SET bounce_count = bounce_count + 1, last_modified_at = ? WHERE member_id IN (SELECT value FROM json_each(?))',
+  ).run(now, ids);
+  if (hard) setStatuses(ctx, memberIds, 'e');
 }
 
 /** The link a click without one lands on (none when the content has no links). */
@@ -174,31 +187,9 @@ export function simulateSend(ctx: Ctx, mailingId: number, input: SendEngagementI
     const optedOut = rest.slice(Math.max(0, openers.length - optouts), Math.max(0, openers.length - optouts) + optouts);
 
     const now = stamp(ctx.clock.now());
-    const ids = (list: { member_id: number }[]) => JSON.stringify(list.map((m) => m.member_id));
-    const stampAll = (column: 'opened' | 'clicked' | 'bounced' | 'shared', list: { member_id: number }[]) =>
-      list.length &&
-      stmt(
-        ctx.db,
-        `UPDATE mailing_messages SET ${column} = COALESCE(${column}, ?) WHERE mailing_id = ? AND member_id IN (SELECT value FROM json_each(?))`,
-      ).run(now, mailingId, ids(list));
-
-    if (bounced.length) {
-      stampAll('bounced', bounced);
-      stmt(
-        ctx.db,
-        'UPDATE mailing_messages SET bounce_type = COALESCE(bounce_type, ?) WHERE mailing_id = ? AND member_id IN (SELECT value FROM json_each(?))',
-      ).run(input.hard ? 'hard' : 'soft', mailingId, ids(bounced));
-      stmt(
-        ctx.db,
-        'UPDATE members SET bounce_count = bounce_count + 1, last_modified_at = ? WHERE member_id IN (SELECT value FROM json_each(?))',
-      ).run(now, ids(bounced));
-      if (input.hard)
-        setStatuses(
-          ctx,
-          bounced.map((m) => m.member_id),
-          'e',
-        );
-    }
+    const ids = (list: { member_id: number }[]) => list.map((m) => m.member_id);
+    const stampAll = (column: StampedColumn, list: { member_id: number }[]) => stampMessages(ctx, mailingId, column, ids(list), now);
+    recordBounces(ctx, mailingId, ids(bounced), !!input.hard, now);
     stampAll('opened', openers);
     stampAll('clicked', clickers);
     stampAll('shared', sharers);
