@@ -17,6 +17,8 @@ import { join } from 'node:path';
 
 /** How long one slice of background jobs may hold the event loop (one import batch may overrun it). */
 export const JOB_SLICE_MS = 4;
+/** How long the server must have had no request before it indexes e-mails for the search. */
+export const INDEX_AFTER_IDLE_MS = 500;
 
 export interface ServeRequest {
   db: string;
@@ -95,11 +97,16 @@ export async function serve(req: ServeRequest): Promise<RunningServer & { create
     immediate = undefined;
     // Each job batch commits on its own, as before commitPerTurn: held open into the next
     // turn, a slice's writes made every answer of that turn wait for the slice after it.
-    // The e-mail search index waits while a streamed import writes: indexing beside the
-    // writer thread took turns with it for the write lock and halved the import's rate.
+    // The e-mail search index is background work nobody waits for: it runs only once the
+    // server has had no request for a while and no streamed import is writing. Indexing
+    // between requests made every read of a freshly served million-member file wait behind
+    // its slices (bench/scale.js), and beside the writer thread it took turns with it for
+    // the write lock and halved the import's rate.
     const more = outsideTurn(
       db,
-      () => advanceJobs(db, clock, JOB_SLICE_MS) || (!importWriter?.busy() && advanceServerJobs(db, JOB_SLICE_MS)),
+      () =>
+        advanceJobs(db, clock, JOB_SLICE_MS) ||
+        (running.idleFor(INDEX_AFTER_IDLE_MS) && !importWriter?.busy() && advanceServerJobs(db, JOB_SLICE_MS)),
     );
     // Not unref'd: an unref'd immediate does not keep the poll phase from blocking, so
     // with no request arriving the next slice waited for the next timer (~150 ms).

@@ -62,6 +62,8 @@ export interface RunningServer {
   console?: Console;
   /** A fresh one-time console sign-in link (`console: …` on stderr), on a loopback address when the server listens on all. */
   consoleUrl?(): string;
+  /** Whether no request has arrived for ms: background work that is not due (the e-mail search index) waits for that. */
+  idleFor(ms: number): boolean;
   close(): Promise<void>;
 }
 
@@ -413,7 +415,10 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
 
   // Not an async function: a GET with no body is answered without a promise, which
   // is a measurable share of a small request's cost (bench/RESULTS.md).
+  // A server just started waits as if a request had just come: its first callers come first.
+  let lastRequestAt = Date.now();
   const server = http.createServer((req, res) => {
+    lastRequestAt = Date.now();
     try {
       const target = req.url ?? '/';
       const q = target.indexOf('?');
@@ -536,6 +541,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     server,
     console: consoleApp,
     consoleUrl: consoleApp && (() => consoleApp.signInUrl(`http://${local}:${addr.port}`)),
+    idleFor: (ms) => Date.now() - lastRequestAt >= ms,
     close: () =>
       new Promise<void>((resolve) => {
         // close() drops only the connections idle at that moment; one whose request

@@ -175,6 +175,32 @@ describe('amsg serve fills the index in the background', () => {
     expect(s.db.prepare(`SELECT count(*) FROM member_email_search WHERE member_email_search MATCH '"served11"'`).pluck().get()).toBe(111);
   });
 
+  it('waits while requests keep arriving (indexing between them slowed every read of a freshly served 1M file)', async () => {
+    const insert = s.db.prepare(
+      "INSERT INTO members (account_id, email, member_since, last_modified_at) VALUES (1, ?, '2026-01-01T00:00:00.000000', '2026-01-01T00:00:00.000000')",
+    );
+    s.db.transaction(() => {
+      for (let i = 0; i < 300; i++) insert.run(`idle${i}@example.com`);
+    })();
+    const { serve } = await import('../../src/server/index.js');
+    const server = await serve({ db: s.file, port: 0, console: false });
+    try {
+      // A request every 100 ms for 1.5 s: never 500 ms without one.
+      const until = Date.now() + 1_500;
+      while (Date.now() < until) {
+        await (await fetch(`${server.url}/openapi.json`)).arrayBuffer();
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(state()).toEqual({ indexed_through: 0, ever_indexed: 0 });
+      const deadline = Date.now() + 20_000;
+      while ((state() as { indexed_through: number }).indexed_through < 300 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(state()).toEqual({ indexed_through: 300, ever_indexed: 300 });
+    } finally {
+      await server.close();
+    }
+  });
+
   it('waits while a streamed import writes (indexing beside the writer thread halved the import through serve)', async () => {
     const insert = s.db.prepare(
       "INSERT INTO members (account_id, email, member_since, last_modified_at) VALUES (1, ?, '2026-01-01T00:00:00.000000', '2026-01-01T00:00:00.000000')",
